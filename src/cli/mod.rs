@@ -1,0 +1,66 @@
+//! Command-line interface: one file per subcommand, each with its options struct (`Args`) and
+//! its `run` function returning the exit code.
+
+pub mod apis;
+pub mod bundle;
+pub mod decode;
+pub mod encode;
+pub mod stats;
+pub mod validate_schema;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Exit code: everything decoded or valid.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: input read, but with error diagnostics.
+pub const EXIT_DIAGNOSTICS: u8 = 1;
+/// Exit code: usage or I/O failure.
+pub const EXIT_FAILURE: u8 = 2;
+
+#[derive(Parser, Debug)]
+#[command(name = "kinspect", version = crate::cli::VERSION, about = "Inspect, validate and fuzz the Apache Kafka wire protocol")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `kinspect --version`: the crate version and the Kafka releases built in.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (Kafka protocol: Apache Kafka 4.3.1 and 3.9.0)");
+
+/// Options every subcommand takes.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Global {
+    /// Lay a folder of message-spec JSON files (say, a KIP branch) over the built-in protocol.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
+    /// When to use color: auto (only on a terminal, and not with NO_COLOR), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorChoice,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Decode Kafka traffic: pcap/pcapng, hex dumps, raw frames, log segments.
+    Decode(decode::Args),
+    /// Encode decoded JSON back into the exact bytes.
+    Encode(encode::Args),
+    /// Validate Kafka message-spec JSON files (Kafka's generator rules, lints, compatibility).
+    ValidateSchema(validate_schema::Args),
+    /// List the APIs and versions built in, or one message's fields at one version.
+    Apis(apis::Args),
+    /// Build a protocol bundle from spec folders (how the built-in protocol is made).
+    Bundle(bundle::Args),
+    /// Statistics of a capture: PDUs per API, error codes, latencies, clients.
+    Stats(stats::Args),
+}

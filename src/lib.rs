@@ -1,0 +1,15 @@
+//! kinspect: an inspector and fuzzer for the Apache Kafka wire protocol.
+//!
+//! Data flows one way: inputs (pcap, hex, raw, log files) → TCP reassembly and Kafka framing →
+//! sessions → the schema-driven message decoder → record batches → checks → printers. The schema
+//! model (Kafka's own message-spec JSON) is the single source of protocol truth.
+
+pub mod capture;
+pub mod check;
+pub mod cli;
+pub mod output;
+pub mod pdu;
+pub mod protocol;
+pub mod records;
+pub mod schema;
+pub mod wire;

@@ -1,0 +1,27 @@
+//! The `kinspect` binary: parse arguments, dispatch to a subcommand, map the outcome to an exit
+//! code (0 clean, 1 input read but with error diagnostics, 2 usage or I/O failure).
+
+use clap::Parser;
+use kinspect::cli::{Cli, Command};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            // clap exits 0 for --help/--version and 2 for usage errors; keep that contract.
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let g = &cli.global;
+    let code = match &cli.command {
+        Command::Decode(a) => kinspect::cli::decode::run(a, g),
+        Command::Encode(a) => kinspect::cli::encode::run(a, g),
+        Command::ValidateSchema(a) => kinspect::cli::validate_schema::run(a, g),
+        Command::Apis(a) => kinspect::cli::apis::run(a, g),
+        Command::Bundle(a) => kinspect::cli::bundle::run(a, g),
+        Command::Stats(a) => kinspect::cli::stats::run(a, g),
+    };
+    ExitCode::from(code)
+}

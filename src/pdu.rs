@@ -1,0 +1,82 @@
+//! A Kafka PDU as it flows from the inputs to the printers: where it came from, what it is,
+//! and its decoded tree.
+
+use crate::wire::tree::Tree;
+use std::net::SocketAddr;
+
+/// Which way a frame travels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Client to broker.
+    Request,
+    /// Broker to client.
+    Response,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Request => "request",
+            Direction::Response => "response",
+        }
+    }
+}
+
+/// A TCP connection, oriented client → server when known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Conn {
+    pub client: SocketAddr,
+    pub server: SocketAddr,
+    /// Connection number in order of first appearance, from 0 (like tshark's `tcp.stream`).
+    pub stream: u32,
+}
+
+/// Where a PDU came from. Every field is optional: a hex dump has no frame numbers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Origin {
+    /// Index of the PDU within its input, from 0.
+    pub index: u64,
+    /// Capture frame (1-based, as Wireshark numbers them) holding the PDU's first byte.
+    pub frame: Option<u64>,
+    /// Capture frame holding its last byte, when different.
+    pub last_frame: Option<u64>,
+    /// Capture timestamp of the last frame, in nanoseconds since the Unix epoch.
+    pub ts_ns: Option<i64>,
+    pub conn: Option<Conn>,
+    /// Offset of the size prefix in the reassembled stream of that direction (or in the file).
+    pub stream_offset: Option<u64>,
+}
+
+/// What the decoder needs to know beyond the bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Hints {
+    pub direction: Option<Direction>,
+    /// For a response: the API key and version of its request.
+    pub api_key: Option<i16>,
+    pub api_version: Option<i16>,
+    /// Whether the frame starts with its 4-byte size prefix.
+    pub has_size_prefix: Option<bool>,
+    /// The frame is a raw SASL token (after SaslHandshake v0), not a Kafka message.
+    pub sasl_token: bool,
+    /// On a response: the capture frame of its request and the time between them.
+    pub request_frame: Option<u64>,
+    pub latency_ns: Option<i64>,
+}
+
+/// A decoded PDU.
+#[derive(Clone, Debug, Default)]
+pub struct Pdu {
+    pub origin: Origin,
+    pub direction: Option<Direction>,
+    pub api_key: Option<i16>,
+    pub api_name: Option<&'static str>,
+    pub api_version: Option<i16>,
+    pub correlation_id: Option<i32>,
+    /// Release whose schema decoded the body ("4.3.1" or "3.9.0"), or a user overlay.
+    pub release: Option<&'static str>,
+    /// On a response: the frame of the matching request and the time between them.
+    pub request_frame: Option<u64>,
+    pub latency_ns: Option<i64>,
+    /// Root: a struct with `header` and `body` members.
+    pub tree: Tree,
+}

@@ -1,0 +1,260 @@
+//! The schema model: Kafka's message-spec JSON as typed Rust values.
+//!
+//! One model feeds the decoder (through compiled plans), the encoder, the validator, the fuzz
+//! generator and the `apis` listing. It keeps what the wire needs and where each value came
+//! from (`Pos`), never the specs' prose.
+
+use super::versions::Versions;
+use std::sync::Arc;
+
+/// A position in a spec file: 1-based line and column.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pos {
+    pub line: u32,
+    pub col: u32,
+}
+
+/// The `type` of a spec file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SpecType {
+    Request,
+    Response,
+    Header,
+    Metadata,
+    Data,
+    CoordinatorKey,
+    CoordinatorValue,
+}
+
+impl SpecType {
+    pub fn parse(s: &str) -> Option<SpecType> {
+        Some(match s {
+            "request" => SpecType::Request,
+            "response" => SpecType::Response,
+            "header" => SpecType::Header,
+            "metadata" => SpecType::Metadata,
+            "data" => SpecType::Data,
+            "coordinator-key" => SpecType::CoordinatorKey,
+            "coordinator-value" => SpecType::CoordinatorValue,
+            _ => return None,
+        })
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpecType::Request => "request",
+            SpecType::Response => "response",
+            SpecType::Header => "header",
+            SpecType::Metadata => "metadata",
+            SpecType::Data => "data",
+            SpecType::CoordinatorKey => "coordinator-key",
+            SpecType::CoordinatorValue => "coordinator-value",
+        }
+    }
+}
+
+/// A primitive spec type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Prim {
+    Bool,
+    Int8,
+    Int16,
+    Uint16,
+    Int32,
+    Uint32,
+    Int64,
+    Uuid,
+    Float64,
+    String,
+    Bytes,
+    Records,
+}
+
+impl Prim {
+    pub fn parse(s: &str) -> Option<Prim> {
+        Some(match s {
+            "bool" => Prim::Bool,
+            "int8" => Prim::Int8,
+            "int16" => Prim::Int16,
+            "uint16" => Prim::Uint16,
+            "int32" => Prim::Int32,
+            "uint32" => Prim::Uint32,
+            "int64" => Prim::Int64,
+            "uuid" => Prim::Uuid,
+            "float64" => Prim::Float64,
+            "string" => Prim::String,
+            "bytes" => Prim::Bytes,
+            "records" => Prim::Records,
+            _ => return None,
+        })
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Prim::Bool => "bool",
+            Prim::Int8 => "int8",
+            Prim::Int16 => "int16",
+            Prim::Uint16 => "uint16",
+            Prim::Int32 => "int32",
+            Prim::Uint32 => "uint32",
+            Prim::Int64 => "int64",
+            Prim::Uuid => "uuid",
+            Prim::Float64 => "float64",
+            Prim::String => "string",
+            Prim::Bytes => "bytes",
+            Prim::Records => "records",
+        }
+    }
+    /// Types that may carry `nullableVersions`.
+    pub fn can_be_null(self) -> bool {
+        matches!(self, Prim::String | Prim::Bytes | Prim::Records)
+    }
+    pub const ALL: [Prim; 12] = [
+        Prim::Bool,
+        Prim::Int8,
+        Prim::Int16,
+        Prim::Uint16,
+        Prim::Int32,
+        Prim::Uint32,
+        Prim::Int64,
+        Prim::Uuid,
+        Prim::Float64,
+        Prim::String,
+        Prim::Bytes,
+        Prim::Records,
+    ];
+}
+
+/// A field's type: a primitive, a struct (by name), or an array of either.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FieldType {
+    Prim(Prim),
+    Struct(Arc<str>),
+    Array(Box<FieldType>),
+}
+
+impl FieldType {
+    pub fn is_array(&self) -> bool {
+        matches!(self, FieldType::Array(_))
+    }
+    pub fn is_struct(&self) -> bool {
+        matches!(self, FieldType::Struct(_))
+    }
+    /// The element type of an array, or the type itself.
+    pub fn element(&self) -> &FieldType {
+        match self {
+            FieldType::Array(e) => e,
+            t => t,
+        }
+    }
+    /// The struct name this type (or its element) refers to.
+    pub fn struct_name(&self) -> Option<&str> {
+        match self.element() {
+            FieldType::Struct(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for FieldType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FieldType::Prim(p) => f.write_str(p.as_str()),
+            FieldType::Struct(n) => f.write_str(n),
+            FieldType::Array(e) => write!(f, "[]{e}"),
+        }
+    }
+}
+
+/// One field of a message or struct.
+#[derive(Clone, Debug)]
+pub struct Field {
+    pub name: Arc<str>,
+    pub ty: FieldType,
+    pub versions: Versions,
+    /// Versions in which the value may be null (`Versions::NONE` when absent).
+    pub nullable_versions: Versions,
+    /// Versions in which the field travels in the tagged section (`Versions::NONE` when absent).
+    pub tagged_versions: Versions,
+    pub tag: Option<u32>,
+    /// Field-level `flexibleVersions` override (only `RequestHeader.ClientId` upstream).
+    pub flexible_versions: Option<Versions>,
+    /// The `default` as written (JSON numbers and booleans become their text, JSON null is `None`).
+    pub default: Option<String>,
+    pub ignorable: bool,
+    pub map_key: bool,
+    pub entity_type: Option<Arc<str>>,
+    pub zero_copy: bool,
+    /// Inline struct fields (`fields` in the spec). Empty for primitives and for references to
+    /// common structs: resolve those with [`MessageSpec::struct_fields`].
+    pub fields: Vec<Field>,
+    pub pos: Pos,
+}
+
+impl Field {
+    /// On the wire as a regular (untagged) field at version `v`.
+    pub fn is_regular_in(&self, v: i16) -> bool {
+        self.versions.contains(v) && !self.tagged_versions.contains(v)
+    }
+    /// In the tagged section at version `v`.
+    pub fn is_tagged_in(&self, v: i16) -> bool {
+        self.versions.contains(v) && self.tagged_versions.contains(v)
+    }
+    pub fn is_nullable_in(&self, v: i16) -> bool {
+        self.nullable_versions.contains(v)
+    }
+}
+
+/// A `commonStructs` entry.
+#[derive(Clone, Debug)]
+pub struct StructSpec {
+    pub name: Arc<str>,
+    pub versions: Versions,
+    pub fields: Vec<Field>,
+    pub pos: Pos,
+}
+
+/// One spec file.
+#[derive(Clone, Debug)]
+pub struct MessageSpec {
+    pub name: Arc<str>,
+    pub spec_type: SpecType,
+    pub api_key: Option<i16>,
+    pub valid_versions: Versions,
+    pub flexible_versions: Versions,
+    pub deprecated_versions: Versions,
+    pub listeners: Vec<Arc<str>>,
+    pub latest_version_unstable: bool,
+    /// Proposed `headerVersions` property (accepted and checked; not upstream yet).
+    pub header_versions: Option<Versions>,
+    pub fields: Vec<Field>,
+    pub common_structs: Vec<StructSpec>,
+    /// Where the spec came from, e.g. `clients/src/main/resources/common/message/FetchRequest.json`.
+    pub path: Arc<str>,
+}
+
+impl MessageSpec {
+    /// The fields of the struct a field holds (inline `fields`, else the common struct of that
+    /// name). Empty for primitives, and for a struct type that is never defined (Kafka accepts
+    /// that silently: it becomes an empty struct).
+    pub fn struct_fields<'a>(&'a self, field: &'a Field) -> &'a [Field] {
+        if !field.fields.is_empty() {
+            return &field.fields;
+        }
+        match field.ty.struct_name() {
+            Some(name) => self.common_struct(name).map(|s| &s.fields[..]).unwrap_or(&[]),
+            None => &[],
+        }
+    }
+    pub fn common_struct(&self, name: &str) -> Option<&StructSpec> {
+        self.common_structs.iter().find(|s| &*s.name == name)
+    }
+    pub fn is_flexible(&self, v: i16) -> bool {
+        self.flexible_versions.contains(v)
+    }
+    /// The API name: the spec name without its `Request`/`Response` suffix.
+    pub fn api_name(&self) -> &str {
+        self.name
+            .strip_suffix("Request")
+            .or_else(|| self.name.strip_suffix("Response"))
+            .unwrap_or(&self.name)
+    }
+}

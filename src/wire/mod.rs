@@ -1,0 +1,4 @@
+//! Bytes ↔ values: cursor and primitives, plan interpreter, encoder, limits, diagnostics.
+
+pub mod diag;
+pub mod tree;
