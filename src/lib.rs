@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod check;
+pub mod limits;
 pub mod cli;
 pub mod output;
 pub mod pdu;

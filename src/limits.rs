@@ -1,0 +1,35 @@
+//! Every resource limit in one place. Each one exists to keep hostile input from making kinspect
+//! hang, recurse without bound or allocate without bound; tests named for what they prevent live
+//! with the code that enforces them.
+
+/// Deepest nesting of structs/arrays/record batches the decoder follows before reporting an error.
+pub const MAX_DEPTH: usize = 64;
+
+/// Largest Kafka frame accepted from a stream (size prefix). Kafka's own default
+/// `socket.request.max.bytes` is 100 MiB; larger sizes are treated as a framing error / resync.
+pub const MAX_FRAME_SIZE: u32 = 100 * 1024 * 1024;
+
+/// Most bytes one compressed batch (or legacy wrapper message) may decompress to.
+pub const MAX_DECOMPRESSED_BYTES: usize = 64 * 1024 * 1024;
+
+/// Most bytes all decompressed buffers of one decoded tree may hold together.
+pub const MAX_DECOMPRESSED_PER_TREE: usize = 256 * 1024 * 1024;
+
+/// Largest decompression ratio tolerated before a batch is reported as a decompression bomb
+/// (applies once the output passes 1 MiB, so tiny highly-compressible batches are fine).
+pub const MAX_DECOMPRESSION_RATIO: usize = 1024;
+
+/// Most nodes one decoded tree may hold; past this the rest of the frame becomes an error node.
+pub const MAX_NODES_PER_TREE: usize = 4 * 1024 * 1024;
+
+/// Most bytes buffered per TCP direction waiting for a missing segment before a gap is declared.
+pub const MAX_REASSEMBLY_BUFFER: usize = 8 * 1024 * 1024;
+
+/// Most TCP connections tracked at once; the oldest idle ones are flushed past this.
+pub const MAX_CONNECTIONS: usize = 65_536;
+
+/// Most outstanding requests remembered per connection for correlation-id matching.
+pub const MAX_OUTSTANDING_PER_CONN: usize = 4096;
+
+/// Largest spec file the schema loader reads.
+pub const MAX_SPEC_FILE_BYTES: usize = 16 * 1024 * 1024;
