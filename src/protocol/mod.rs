@@ -1,1 +1,5 @@
-//! (module under construction)
+//! The built-in Kafka protocol: the embedded schema bundle, the API registry, header rules and
+//! error-code names.
+
+pub mod errors;
+pub mod headers;

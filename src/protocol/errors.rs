@@ -1,0 +1,1 @@
+//! Kafka error codes and their names (owned by the capture/stats work).
