@@ -8,6 +8,7 @@ pub mod json;
 pub mod load;
 pub mod model;
 pub mod suggest;
+pub mod validate;
 pub mod versions;
 
 pub use diag::{SchemaDiag, Severity};

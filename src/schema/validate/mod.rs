@@ -1,0 +1,242 @@
+//! The spec validator: Kafka's own generator rules for one release, lints for what Kafka
+//! accepts but is almost certainly a mistake, and the per-directory cross-file rules.
+//!
+//! Kafka's generator stops at the first problem; this module reports all of them at once. The
+//! loader (`schema::load`) already reports what stops a file from being read at all (JSON
+//! syntax, unknown properties, the type grammar, version syntax, enum values, required
+//! properties). This module adds the rules that need the whole model, and decides per release
+//! what is an error: 3.9's generator and 4.x's disagree on empty `validVersions`, the `zkBroker`
+//! listener, the coordinator record types and duplicate field names (see
+//! `reference/kafka-generator-rules.md` §8).
+//!
+//! One file per rule family: [`messages`] (M), [`structs`] (S), [`fields`] (F), [`defaults`]
+//! (D), [`cross`] (X, one run per directory as Kafka runs its generator once per directory) and
+//! [`lints`] (warnings read from the JSON itself: duplicated keys, reversed ranges).
+
+mod cross;
+mod defaults;
+mod fields;
+pub mod files;
+mod lints;
+mod messages;
+mod structs;
+mod walk;
+
+use super::diag::{SchemaDiag, Severity};
+use super::json;
+use super::load::load_spec;
+use super::model::{MessageSpec, Pos};
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// Whose generator rules apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Release {
+    /// Apache Kafka 3.9.0.
+    V3_9,
+    /// Apache Kafka 4.3.1 (the newest built in).
+    #[default]
+    V4_3,
+}
+
+impl Release {
+    pub const NEWEST: Release = Release::V4_3;
+    pub const ALL: [Release; 2] = [Release::V4_3, Release::V3_9];
+
+    /// Accepts `3.9`, `3.9.0`, `4.3`, `4.3.1`.
+    pub fn parse(s: &str) -> Option<Release> {
+        match s.trim() {
+            "3.9" | "3.9.0" => Some(Release::V3_9),
+            "4.3" | "4.3.1" => Some(Release::V4_3),
+            _ => None,
+        }
+    }
+    /// The full release name, as the built-in protocol names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Release::V3_9 => "3.9.0",
+            Release::V4_3 => "4.3.1",
+        }
+    }
+    /// 4.x generators: empty validVersions, coordinator record types, no `zkBroker`, unique
+    /// field names.
+    pub fn is_4x(self) -> bool {
+        self == Release::V4_3
+    }
+}
+
+impl fmt::Display for Release {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Release {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Release, String> {
+        Release::parse(s)
+            .ok_or_else(|| format!("unknown release {s:?}: expected 4.3 (4.3.1) or 3.9 (3.9.0)"))
+    }
+}
+
+/// One spec file after loading and checking.
+#[derive(Debug)]
+pub struct Checked {
+    pub file: Arc<str>,
+    /// The model, when the file could be read (possibly with errors in it).
+    pub spec: Option<MessageSpec>,
+}
+
+/// Validates spec files as one release's generator would, all diagnostics at once, sorted by
+/// file, line and column. `files` are (path, text); cross-file rules group them by directory.
+pub fn validate_files(files: &[(String, String)], release: Release) -> Vec<SchemaDiag> {
+    check_files(files, release).1
+}
+
+/// Like [`validate_files`], also returning each file's model (for compatibility checks).
+pub fn check_files(
+    files: &[(String, String)],
+    release: Release,
+) -> (Vec<Checked>, Vec<SchemaDiag>) {
+    let mut diags = Vec::new();
+    let mut checked = Vec::with_capacity(files.len());
+    for (path, text) in files {
+        let (spec, mut d) = check_file(path, text, release);
+        diags.append(&mut d);
+        checked.push(Checked {
+            file: path.as_str().into(),
+            spec,
+        });
+    }
+    diags.extend(cross::check(&checked, release));
+    sort_and_dedup(&mut diags);
+    (checked, diags)
+}
+
+/// Loads and checks one file (cross-file rules aside).
+pub fn check_file(
+    path: &str,
+    text: &str,
+    release: Release,
+) -> (Option<MessageSpec>, Vec<SchemaDiag>) {
+    let file: Arc<str> = path.into();
+    let (text, mut diags) = recover_stray_spaces(path, text);
+    let (spec, mut loaded) = load_spec(path, &text);
+    diags.append(&mut loaded);
+    // The loader parsed this text already; parsing again keeps the two modules independent and
+    // costs little next to loading.
+    let ast = json::parse(&text).ok();
+    if let Some(ast) = &ast {
+        lints::check_json(&file, ast, &mut diags);
+    }
+    if let Some(spec) = &spec {
+        let mut cx = walk::Cx::new(&file, spec, ast.as_ref(), release);
+        messages::check(&mut cx);
+        structs::check(&mut cx);
+        fields::check(&mut cx);
+        defaults::check(&mut cx);
+        diags.append(&mut cx.out);
+    }
+    (spec, diags)
+}
+
+/// Characters that look like a space but are not JSON whitespace: Jackson rejects them, and a
+/// wiki or word processor pastes them into drafts (the KIP seeds hold U+00A0).
+fn is_stray_space(c: char) -> bool {
+    matches!(
+        c,
+        '\u{a0}' | '\u{2000}'..='\u{200b}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+    )
+}
+
+/// Most stray spaces repaired in one file before giving up (each repair re-parses the file).
+const MAX_REPAIRS: usize = 64;
+
+/// Reports every stray space outside strings as the error the loader gives for it, then reads
+/// the file as if it were a plain space, so one pasted character does not hide every other
+/// problem in the file. Several on one line become one diagnostic.
+fn recover_stray_spaces(path: &str, text: &str) -> (String, Vec<SchemaDiag>) {
+    let mut diags: Vec<SchemaDiag> = Vec::new();
+    let mut per_line: Vec<(u32, usize)> = Vec::new();
+    let mut cur = text.to_string();
+    for _ in 0..MAX_REPAIRS {
+        let Err(e) = json::parse(&cur) else { break };
+        let Some((at, c)) = char_at(&cur, e.pos) else {
+            break;
+        };
+        if !is_stray_space(c) {
+            break;
+        }
+        match per_line.iter_mut().find(|(l, _)| *l == e.pos.line) {
+            Some((_, n)) => *n += 1,
+            None => {
+                per_line.push((e.pos.line, 0));
+                let (_, loaded) = load_spec(path, &cur);
+                // The loader's own report of this character, else one in its words.
+                let d = loaded
+                    .into_iter()
+                    .find(|d| d.is_error() && d.pos == e.pos)
+                    .unwrap_or_else(|| {
+                        SchemaDiag::error(
+                            "invalid-character",
+                            &path.into(),
+                            e.pos,
+                            "",
+                            e.message.clone(),
+                        )
+                    });
+                diags.push(d);
+            }
+        }
+        cur.replace_range(at..at + c.len_utf8(), " ");
+    }
+    for d in diags.iter_mut() {
+        if let Some((_, n)) = per_line.iter().find(|(l, _)| *l == d.pos.line) {
+            if *n > 0 {
+                d.message.push_str(&format!(" (and {n} more on this line)"));
+            }
+        }
+    }
+    if diags.is_empty() {
+        // Nothing repaired: keep the original text (and its own first error, if any).
+        return (text.to_string(), diags);
+    }
+    (cur, diags)
+}
+
+/// The byte offset and character at a 1-based line:column counted in characters.
+fn char_at(text: &str, pos: Pos) -> Option<(usize, char)> {
+    let mut line = 1u32;
+    let mut col = 1u32;
+    for (i, c) in text.char_indices() {
+        if line == pos.line && col == pos.col {
+            return Some((i, c));
+        }
+        if c == '\n' {
+            line += 1;
+            col = 1;
+        } else {
+            col += 1;
+        }
+    }
+    None
+}
+
+/// Sorts by file, line, column (then code), and drops exact repeats (the same finding reached
+/// by two rules).
+fn sort_and_dedup(diags: &mut Vec<SchemaDiag>) {
+    diags.sort_by(|a, b| {
+        (&*a.file, a.pos, a.code, &a.path, &a.message)
+            .cmp(&(&*b.file, b.pos, b.code, &b.path, &b.message))
+    });
+    diags.dedup_by(|a, b| {
+        a.file == b.file && a.pos == b.pos && a.code == b.code && a.path == b.path
+    });
+}
+
+/// Counts of each severity, for summaries.
+pub fn count(diags: &[SchemaDiag]) -> (usize, usize, usize) {
+    let n = |s: Severity| diags.iter().filter(|d| d.severity == s).count();
+    (n(Severity::Error), n(Severity::Warning), n(Severity::Info))
+}
