@@ -235,6 +235,12 @@ fn sort_and_dedup(diags: &mut Vec<SchemaDiag>) {
     });
 }
 
+/// Whether a field's `type` parsed (the loader keeps an unparseable type as a struct of that
+/// name and reports it; rules and comparisons that depend on the type skip such fields).
+pub fn type_parses(f: &super::model::Field) -> bool {
+    walk::type_ok(f)
+}
+
 /// Counts of each severity, for summaries.
 pub fn count(diags: &[SchemaDiag]) -> (usize, usize, usize) {
     let n = |s: Severity| diags.iter().filter(|d| d.severity == s).count();
