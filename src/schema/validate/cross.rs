@@ -4,20 +4,18 @@
 //! coordinator keys and values unique and paired (4.x). Lints: a request/response pair whose
 //! versions differ (Kafka's own tests require equal ones) and two files declaring one name.
 
-use super::{Checked, Release};
+use super::Release;
 use crate::schema::diag::SchemaDiag;
 use crate::schema::model::{MessageSpec, SpecType};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-pub fn check(files: &[Checked], release: Release) -> Vec<SchemaDiag> {
+pub fn check(files: &[(Arc<str>, &MessageSpec)], release: Release) -> Vec<SchemaDiag> {
     let mut dirs: BTreeMap<&Path, Vec<(&Arc<str>, &MessageSpec)>> = BTreeMap::new();
-    for c in files {
-        if let Some(spec) = &c.spec {
-            let dir = Path::new(&*c.file).parent().unwrap_or(Path::new(""));
-            dirs.entry(dir).or_default().push((&c.file, spec));
-        }
+    for (file, spec) in files {
+        let dir = Path::new(&**file).parent().unwrap_or(Path::new(""));
+        dirs.entry(dir).or_default().push((file, *spec));
     }
     let mut out = Vec::new();
     for specs in dirs.values() {

@@ -109,9 +109,31 @@ pub fn check_files(
             spec,
         });
     }
-    diags.extend(cross::check(&checked, release));
+    let loaded: Vec<(Arc<str>, &MessageSpec)> = checked
+        .iter()
+        .filter_map(|c| c.spec.as_ref().map(|s| (c.file.clone(), s)))
+        .collect();
+    diags.extend(cross::check(&loaded, release));
     sort_and_dedup(&mut diags);
     (checked, diags)
+}
+
+/// Validates specs already loaded (say, the built-in protocol), without their text: the rules
+/// that read the JSON itself (duplicated keys, reversed ranges) have nothing to read, every
+/// other rule applies. `specs` are (file, spec); cross-file rules group them by directory.
+pub fn validate_specs(specs: &[(Arc<str>, &MessageSpec)], release: Release) -> Vec<SchemaDiag> {
+    let mut diags = Vec::new();
+    for (file, spec) in specs {
+        let mut cx = walk::Cx::new(file, spec, None, release);
+        messages::check(&mut cx);
+        structs::check(&mut cx);
+        fields::check(&mut cx);
+        defaults::check(&mut cx);
+        diags.append(&mut cx.out);
+    }
+    diags.extend(cross::check(specs, release));
+    sort_and_dedup(&mut diags);
+    diags
 }
 
 /// Loads and checks one file (cross-file rules aside).
@@ -124,6 +146,7 @@ pub fn check_file(
     let (text, mut diags) = recover_stray_spaces(path, text);
     let (spec, mut loaded) = load_spec(path, &text);
     diags.append(&mut loaded);
+
     // The loader parsed this text already; parsing again keeps the two modules independent and
     // costs little next to loading.
     let ast = json::parse(&text).ok();
