@@ -18,7 +18,12 @@ fn seeds() -> Vec<(String, String)> {
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .map(|p| (format!("seeds/{}", p.file_name().unwrap().to_string_lossy()), std::fs::read_to_string(&p).unwrap()))
+        .map(|p| {
+            (
+                format!("seeds/{}", p.file_name().unwrap().to_string_lossy()),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
         .collect();
     v.sort();
     v
@@ -26,15 +31,57 @@ fn seeds() -> Vec<(String, String)> {
 
 /// (file, code, line, text that must be on that line, suggestion)
 const EXPECTED: &[(&str, &str, u32, &str, Option<&str>)] = &[
-    ("LeaderAndIsrRequest.json", "invalid-type", 77, "\"booleanbool\"", Some("bool")),
-    ("AlterIsrRequest.json", "invalid-type", 24, "\"booleanbool\"", Some("bool")),
-    ("AlterIsrRequest.json", "unknown-property", 24, "\"ignoreable\"", Some("ignorable")),
-    ("AlterIsrResponse.json", "invalid-type", 27, "\"booleanbool\"", Some("bool")),
-    ("AlterIsrResponse.json", "unknown-property", 27, "\"ignoreable\"", Some("ignorable")),
+    (
+        "LeaderAndIsrRequest.json",
+        "invalid-type",
+        77,
+        "\"booleanbool\"",
+        Some("bool"),
+    ),
+    (
+        "AlterIsrRequest.json",
+        "invalid-type",
+        24,
+        "\"booleanbool\"",
+        Some("bool"),
+    ),
+    (
+        "AlterIsrRequest.json",
+        "unknown-property",
+        24,
+        "\"ignoreable\"",
+        Some("ignorable"),
+    ),
+    (
+        "AlterIsrResponse.json",
+        "invalid-type",
+        27,
+        "\"booleanbool\"",
+        Some("bool"),
+    ),
+    (
+        "AlterIsrResponse.json",
+        "unknown-property",
+        27,
+        "\"ignoreable\"",
+        Some("ignorable"),
+    ),
     ("AlterIsrResponse.json", "json-syntax", 29, "\u{a0}", None),
-    ("PartitionRecord.json", "invalid-type", 23, "\"booleanbool\"", Some("bool")),
+    (
+        "PartitionRecord.json",
+        "invalid-type",
+        23,
+        "\"booleanbool\"",
+        Some("bool"),
+    ),
     ("PartitionRecord.json", "json-syntax", 25, "\u{a0}", None),
-    ("VoteRequest.json", "invalid-type", 27, "\"boolean\"", Some("bool")),
+    (
+        "VoteRequest.json",
+        "invalid-type",
+        27,
+        "\"boolean\"",
+        Some("bool"),
+    ),
 ];
 
 #[test]
@@ -47,15 +94,34 @@ fn every_seed_mistake_is_reported_at_its_line() {
             let path = format!("seeds/{file}");
             let text = &files.iter().find(|(p, _)| *p == path).unwrap().1;
             let on_line = text.lines().nth(*line as usize - 1).unwrap_or("");
-            assert!(on_line.contains(token), "fixture drift: {file}:{line} no longer holds {token:?}");
-            let found: Vec<&SchemaDiag> = diags.iter().filter(|d| *d.file == path && d.code == *code && d.pos.line == *line).collect();
-            assert!(!found.is_empty(), "{release}: no {code} at {file}:{line}; got:\n{}", listing(&diags));
+            assert!(
+                on_line.contains(token),
+                "fixture drift: {file}:{line} no longer holds {token:?}"
+            );
+            let found: Vec<&SchemaDiag> = diags
+                .iter()
+                .filter(|d| *d.file == path && d.code == *code && d.pos.line == *line)
+                .collect();
+            assert!(
+                !found.is_empty(),
+                "{release}: no {code} at {file}:{line}; got:\n{}",
+                listing(&diags)
+            );
             assert!(found.iter().all(|d| d.is_error()));
             // The column is that of the offending token on the line.
-            let at = on_line.find(token).map(|b| on_line[..b].chars().count() as u32 + 1).unwrap();
-            assert!(found.iter().any(|d| d.pos.col == at), "{release}: {code} at {file}:{line} should point at column {at}: {found:?}");
+            let at = on_line
+                .find(token)
+                .map(|b| on_line[..b].chars().count() as u32 + 1)
+                .unwrap();
+            assert!(
+                found.iter().any(|d| d.pos.col == at),
+                "{release}: {code} at {file}:{line} should point at column {at}: {found:?}"
+            );
             if let Some(s) = suggestion {
-                assert!(found.iter().any(|d| d.suggestion.as_deref() == Some(*s)), "{file}:{line}: suggestion {s}");
+                assert!(
+                    found.iter().any(|d| d.suggestion.as_deref() == Some(*s)),
+                    "{file}:{line}: suggestion {s}"
+                );
             }
         }
     }
@@ -67,21 +133,39 @@ fn a_non_breaking_space_does_not_hide_the_rest_of_the_file() {
     // reads on as if they were spaces, so the file's model (and every later check) still exists.
     let files = seeds();
     let (checked, diags) = check_files(&files, Release::V4_3);
-    let resp = checked.iter().find(|c| c.file.ends_with("AlterIsrResponse.json")).unwrap();
+    let resp = checked
+        .iter()
+        .find(|c| c.file.ends_with("AlterIsrResponse.json"))
+        .unwrap();
     assert!(resp.spec.is_some(), "read past the stray spaces");
-    let nbsp: Vec<_> = diags.iter().filter(|d| d.file.ends_with("AlterIsrResponse.json") && d.code == "json-syntax").collect();
-    assert_eq!(nbsp.len(), 1, "four U+00A0 on one line make one report: {nbsp:?}");
+    let nbsp: Vec<_> = diags
+        .iter()
+        .filter(|d| d.file.ends_with("AlterIsrResponse.json") && d.code == "json-syntax")
+        .collect();
+    assert_eq!(
+        nbsp.len(),
+        1,
+        "four U+00A0 on one line make one report: {nbsp:?}"
+    );
     assert!(nbsp[0].message.contains("non-breaking space"));
 }
 
 #[test]
 fn the_vote_draft_adds_pre_vote_to_a_version_kafka_already_ships() {
-    let files: Vec<(String, String)> = seeds().into_iter().filter(|(p, _)| p.ends_with("VoteRequest.json")).collect();
+    let files: Vec<(String, String)> = seeds()
+        .into_iter()
+        .filter(|(p, _)| p.ends_with("VoteRequest.json"))
+        .collect();
     let (checked, _) = check_files(&files, Release::V4_3);
-    let changed: Vec<(Arc<str>, &kinspect::schema::model::MessageSpec)> =
-        checked.iter().filter_map(|c| c.spec.as_ref().map(|s| (c.file.clone(), s))).collect();
+    let changed: Vec<(Arc<str>, &kinspect::schema::model::MessageSpec)> = checked
+        .iter()
+        .filter_map(|c| c.spec.as_ref().map(|s| (c.file.clone(), s)))
+        .collect();
     assert_eq!(changed.len(), 1);
-    let baseline: Vec<BaselineSpec> = builtin().specs().map(|(origin, spec)| BaselineSpec { origin, spec }).collect();
+    let baseline: Vec<BaselineSpec> = builtin()
+        .specs()
+        .map(|(origin, spec)| BaselineSpec { origin, spec })
+        .collect();
     let diags = compat::check(&changed, &baseline);
     let pre = diags
         .iter()
@@ -91,8 +175,14 @@ fn the_vote_draft_adds_pre_vote_to_a_version_kafka_already_ships() {
     assert_eq!(pre.pos.line, 27, "the PreVote field's line");
     assert!(pre.message.contains("version(s) 1,"), "{}", pre.message);
     // The draft's renamed epoch keeps the wire: information, not an error.
-    let renamed = diags.iter().find(|d| d.code == "compat-field-renamed" && d.path == "Topics.Partitions.ProposedEpoch");
-    assert!(renamed.is_some_and(|d| !d.is_error() && d.pos.line == 19), "{}", listing(&diags));
+    let renamed = diags
+        .iter()
+        .find(|d| d.code == "compat-field-renamed" && d.path == "Topics.Partitions.ProposedEpoch");
+    assert!(
+        renamed.is_some_and(|d| !d.is_error() && d.pos.line == 19),
+        "{}",
+        listing(&diags)
+    );
 }
 
 fn listing(d: &[SchemaDiag]) -> String {

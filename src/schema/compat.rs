@@ -11,7 +11,7 @@
 use super::diag::SchemaDiag;
 use super::model::{Field, FieldType, MessageSpec, Pos, SpecType};
 use super::versions::Versions;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// Most versions compared per spec (an unbounded range is a validity error of its own).
@@ -32,8 +32,9 @@ pub struct BaselineSpec<'a> {
 /// searched in order, so list the preferred (newest) release first.
 pub fn check(changed: &[(Arc<str>, &MessageSpec)], baseline: &[BaselineSpec]) -> Vec<SchemaDiag> {
     let mut out = Vec::new();
+    let index = Index::new(baseline);
     for (file, spec) in changed {
-        let Some(base) = find_baseline(spec, baseline) else {
+        let Some(base) = index.find(spec) else {
             out.push(SchemaDiag::info(
                 "compat-new-spec",
                 file,
@@ -48,29 +49,42 @@ pub fn check(changed: &[(Arc<str>, &MessageSpec)], baseline: &[BaselineSpec]) ->
     out
 }
 
-fn find_baseline<'a>(
-    spec: &MessageSpec,
-    baseline: &'a [BaselineSpec<'a>],
-) -> Option<&'a BaselineSpec<'a>> {
-    baseline
-        .iter()
-        .find(|b| b.spec.name == spec.name)
-        .or_else(|| {
-            let keyed = matches!(
-                spec.spec_type,
-                SpecType::Request
-                    | SpecType::Response
-                    | SpecType::Metadata
-                    | SpecType::CoordinatorKey
-                    | SpecType::CoordinatorValue
-            );
-            baseline.iter().find(|b| {
-                keyed
-                    && spec.api_key.is_some()
-                    && b.spec.api_key == spec.api_key
-                    && b.spec.spec_type == spec.spec_type
-            })
-        })
+/// The baseline indexed by name and by (apiKey, type); the first (preferred) spec wins.
+struct Index<'a> {
+    by_name: HashMap<&'a str, &'a BaselineSpec<'a>>,
+    by_key: HashMap<(i16, SpecType), &'a BaselineSpec<'a>>,
+}
+
+impl<'a> Index<'a> {
+    fn new(baseline: &'a [BaselineSpec<'a>]) -> Index<'a> {
+        let mut ix = Index {
+            by_name: HashMap::new(),
+            by_key: HashMap::new(),
+        };
+        for b in baseline {
+            ix.by_name.entry(&b.spec.name).or_insert(b);
+            if let Some(k) = b.spec.api_key {
+                ix.by_key.entry((k, b.spec.spec_type)).or_insert(b);
+            }
+        }
+        ix
+    }
+    /// By name, else by apiKey and type for the types an apiKey identifies.
+    fn find(&self, spec: &MessageSpec) -> Option<&'a BaselineSpec<'a>> {
+        if let Some(b) = self.by_name.get(&*spec.name) {
+            return Some(b);
+        }
+        let keyed = matches!(
+            spec.spec_type,
+            SpecType::Request
+                | SpecType::Response
+                | SpecType::Metadata
+                | SpecType::CoordinatorKey
+                | SpecType::CoordinatorValue
+        );
+        let k = spec.api_key.filter(|_| keyed)?;
+        self.by_key.get(&(k, spec.spec_type)).copied()
+    }
 }
 
 /// What changed about one field, gathered over versions.
@@ -109,7 +123,11 @@ fn compare_spec(
     let b = base.spec;
     let both = new.valid_versions.intersect(b.valid_versions);
     // A release names its spec; a baseline file already names itself.
-    let label = if base.origin.ends_with(".json") { base.origin.to_string() } else { format!("{} {}", base.origin, b.name) };
+    let label = if base.origin.ends_with(".json") {
+        base.origin.to_string()
+    } else {
+        format!("{} {}", base.origin, b.name)
+    };
     let lost = b
         .valid_versions
         .iter()

@@ -99,8 +99,10 @@ fn check_dir(specs: &[Entry], release: Release, out: &mut Vec<SchemaDiag>) {
     }
 
     // X3 lint.
+    let request_of: BTreeMap<Option<i16>, &&Entry> =
+        requests.iter().rev().map(|e| (e.1.api_key, e)).collect();
     for (rf, rs) in &responses {
-        let Some((qf, qs)) = requests.iter().find(|(_, q)| q.api_key == rs.api_key) else {
+        let Some((qf, qs)) = request_of.get(&rs.api_key) else {
             continue;
         };
         for (prop, a, b) in [
@@ -176,8 +178,9 @@ fn pair(
     partner: &str,
     out: &mut Vec<SchemaDiag>,
 ) {
+    let keys: std::collections::BTreeSet<Option<i16>> = to.iter().map(|(_, t)| t.api_key).collect();
     for (f, s) in from {
-        if to.iter().any(|(_, t)| t.api_key == s.api_key) {
+        if keys.contains(&s.api_key) {
             continue;
         }
         let k = s.api_key.unwrap_or_default();

@@ -3,7 +3,7 @@
 //! override, tags and tagged versions, records, zeroCopy, entityType; and lints for
 //! nullableVersions outside versions (F5) and fields never on the wire (F16).
 
-use super::walk::{member, type_ok, Cx, StructKind};
+use super::walk::{member, type_ok, Cx};
 use crate::schema::json::JsonKind;
 use crate::schema::model::{Field, FieldType, Prim};
 
@@ -30,10 +30,7 @@ pub fn check(cx: &mut Cx) {
         zero_copy(cx, f, &path);
         entity_type(cx, f, &path);
         // F16: an inline struct disjoint from its parent is an error (S10), anything else a lint.
-        let inline_struct = cx
-            .structs
-            .iter()
-            .any(|s| s.kind == StructKind::Inline && s.owner.is_some_and(|o| std::ptr::eq(o, f)));
+        let inline_struct = cx.inline_owners.contains(&f.pos);
         if gen && !inline_struct && !cur.is_empty() && f.versions.intersect(cur).is_empty() {
             cx.warning(
                 "field-outside-valid-versions",

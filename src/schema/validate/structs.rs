@@ -149,13 +149,8 @@ fn nested_versions(cx: &mut Cx, i: usize) {
         // An empty message is reported by the message rules.
         StructKind::Top => {}
         StructKind::Inline => {
-            // Only the outermost empty struct: its descendants are empty because of it.
-            let parent_empty = cx.structs.iter().any(|o| {
-                o.kind != StructKind::Top
-                    && o.cur().is_empty()
-                    && path.starts_with(&format!("{}.", o.path))
-            });
-            if parent.is_empty() || parent_empty {
+            // An empty enclosing struct is reported itself; its descendants are empty because of it.
+            if parent.is_empty() {
                 return;
             }
             let f = s.owner;

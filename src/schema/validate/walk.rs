@@ -7,6 +7,7 @@ use crate::schema::diag::SchemaDiag;
 use crate::schema::json::{JsonKind, JsonValue, Member};
 use crate::schema::model::{Field, FieldType, MessageSpec, Pos, StructSpec};
 use crate::schema::versions::Versions;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// What a struct is, for messages.
@@ -63,6 +64,10 @@ pub struct Cx<'a> {
     pub ast: Option<&'a JsonValue>,
     pub release: Release,
     pub structs: Vec<StructView<'a>>,
+    /// Positions of the fields that declare an inline struct.
+    pub inline_owners: HashSet<Pos>,
+    /// Every JSON object by position.
+    objects: HashMap<Pos, &'a [Member]>,
     pub out: Vec<SchemaDiag>,
 }
 
@@ -102,12 +107,22 @@ impl<'a> Cx<'a> {
             });
             collect_inline(spec, start, &mut structs);
         }
+        let inline_owners = structs
+            .iter()
+            .filter_map(|s| s.owner.map(|f| f.pos))
+            .collect();
+        let mut objects = HashMap::new();
+        if let Some(ast) = ast {
+            index_objects(ast, 0, &mut objects);
+        }
         Cx {
             file: file.clone(),
             spec,
             ast,
             release,
             structs,
+            inline_owners,
+            objects,
             out: Vec::new(),
         }
     }
@@ -158,7 +173,7 @@ impl<'a> Cx<'a> {
     }
     /// The JSON object of a field (found by the field's position).
     pub fn field_object(&self, f: &Field) -> Option<&'a [Member]> {
-        find_object(self.ast?, f.pos, 0)
+        self.objects.get(&f.pos).copied()
     }
     /// Every (struct index, field) pair, structs in generator order, fields in file order.
     pub fn all_fields(&self) -> Vec<(usize, &'a Field)> {
@@ -221,27 +236,25 @@ pub fn type_ok(f: &Field) -> bool {
     FieldType::parse(&f.type_text).is_ok()
 }
 
-/// The object whose position (or whose `name` member's key or value position) is `pos`.
-/// Depth is bounded by the parser's own depth limit.
-fn find_object(v: &JsonValue, pos: Pos, depth: usize) -> Option<&[Member]> {
+/// Indexes every object of the JSON by its position (fields are found by theirs). Depth is
+/// bounded by the parser's own depth limit.
+fn index_objects<'a>(v: &'a JsonValue, depth: usize, out: &mut HashMap<Pos, &'a [Member]>) {
     if depth > crate::limits::MAX_DEPTH {
-        return None;
+        return;
     }
     match &v.kind {
         JsonKind::Object(members) => {
-            if v.pos == pos
-                || members
-                    .iter()
-                    .any(|m| m.key == "name" && (m.key_pos == pos || m.value.pos == pos))
-            {
-                return Some(members);
+            out.insert(v.pos, members);
+            for m in members {
+                index_objects(&m.value, depth + 1, out);
             }
-            members
-                .iter()
-                .find_map(|m| find_object(&m.value, pos, depth + 1))
         }
-        JsonKind::Array(items) => items.iter().find_map(|i| find_object(i, pos, depth + 1)),
-        _ => None,
+        JsonKind::Array(items) => {
+            for i in items {
+                index_objects(i, depth + 1, out);
+            }
+        }
+        _ => {}
     }
 }
 
