@@ -166,9 +166,11 @@ fn broken_specs_report_code_place_and_suggestion() {
         ("bool not a bool", format!("{HEAD}\"fields\": [{{\"name\": \"A\", \"type\": \"int8\", \"versions\": \"0+\", \"ignorable\": \"yes\"}}]}}"), "wrong-json-type", 2, 73, None),
         ("name is an object", "{\"type\": \"data\", \"name\": {}, \"validVersions\": \"0\"}".into(), "wrong-json-type", 1, 26, None),
         ("root is an array", "// x\n[]".into(), "not-an-object", 2, 1, None),
-        ("non-breaking space", "{\"type\":\u{a0}\"data\"}".into(), "json-syntax", 1, 9, None),
-        ("hash comment", "{\n# c\n}".into(), "json-syntax", 2, 1, None),
-        ("trailing content", "{}\n}".into(), "json-syntax", 2, 1, None),
+        ("non-breaking space", "{\"type\":\u{a0}\"data\", \"name\": \"T\", \"validVersions\": \"0\"}".into(), "non-json-whitespace", 1, 9, None),
+        ("hash comment", "{\"type\": \"data\", \"name\": \"T\",\n# c\n\"validVersions\": \"0\"}".into(), "hash-comment", 2, 1, None),
+        ("trailing content", "{\"type\": \"data\", \"name\": \"T\", \"validVersions\": \"0\"}\n}".into(), "trailing-content", 2, 1, None),
+        ("missing comma", "{\"type\": \"data\" \"name\": \"T\"}".into(), "json-syntax", 1, 17, None),
+        ("unterminated string", "{\"type\": \"data\", \"name\": \"T}".into(), "json-syntax", 1, 26, None),
     ];
     for (what, text, code, line, col, sugg) in rows {
         let (_, diags) = load_spec("x.json", text);
@@ -194,13 +196,14 @@ fn misspelled_required_property_is_both_unknown_and_missing() {
         "{\"type\": \"data\", \"name\": \"T\", \"validversion\": \"0\"}",
     );
     assert_eq!(d.len(), 2, "{d:?}");
+    // Sorted by position: the missing property is reported at the object's start.
     assert_eq!(
-        (d[0].code, d[0].pos.col, d[0].suggestion.as_deref()),
-        ("unknown-property", 31, Some("validVersions"))
+        (d[0].code, d[0].path.as_str(), d[0].pos.col),
+        ("missing-property", "validVersions", 1)
     );
     assert_eq!(
-        (d[1].code, d[1].path.as_str()),
-        ("missing-property", "validVersions")
+        (d[1].code, d[1].pos.col, d[1].suggestion.as_deref()),
+        ("unknown-property", 31, Some("validVersions"))
     );
 }
 
@@ -220,17 +223,29 @@ fn all_problems_reported_at_once() {
         codes,
         [
             "unknown-property",
+            "invalid-type",
             "invalid-versions",
             "unknown-property",
-            "invalid-type"
         ],
         "{d:?}"
     );
-    assert_eq!(d[2].path, "C.D");
-    assert_eq!(d[2].suggestion.as_deref(), Some("nullableVersions"));
-    assert_eq!(d[3].suggestion.as_deref(), Some("string"));
+    assert_eq!(d[3].path, "C.D");
+    assert_eq!(d[3].suggestion.as_deref(), Some("nullableVersions"));
+    assert_eq!(d[1].suggestion.as_deref(), Some("string"));
     // The model is still built so the validator can keep looking.
     assert_eq!(spec.unwrap().fields.len(), 3);
+}
+
+#[test]
+fn problems_before_a_syntax_error_are_still_reported() {
+    // A wiki draft elides part of the file with "...": the type error above it still counts.
+    let text = "{\"type\": \"request\", \"name\": \"VoteRequest\", \"fields\": [\n  {\"name\": \"PreVote\", \"type\": \"boolean\", \"versions\": \"1+\"}\n...\n}";
+    let (spec, d) = load_spec("draft.json", text);
+    assert!(spec.is_none(), "no model from half a file");
+    let got: Vec<(&str, u32)> = d.iter().map(|d| (d.code, d.pos.line)).collect();
+    // Nothing is called missing (validVersions may come after the cut).
+    assert_eq!(got, [("invalid-type", 2), ("json-syntax", 3)], "{d:?}");
+    assert_eq!(d[0].suggestion.as_deref(), Some("bool"));
 }
 
 #[test]

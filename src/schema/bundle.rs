@@ -11,7 +11,7 @@
 
 use super::diag::SchemaDiag;
 use super::load::load_dir;
-use super::model::{Field, FieldType, MessageSpec, Pos, SpecType, StructSpec};
+use super::model::{java_trim, Field, FieldType, MessageSpec, Pos, SpecType, StructSpec};
 use super::versions::Versions;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -201,11 +201,11 @@ fn field_to_json(f: &Field) -> Value {
     Value::Object(m)
 }
 
+/// An object's position, its properties with theirs, and its members.
+type Read<'a> = (Pos, Vec<(&'static str, Pos)>, &'a Map<String, Value>);
+
 /// One object's properties in file order with their positions, from its `@` array.
-fn read_props<'a>(
-    v: &'a Value,
-    allowed: &[&'static str],
-) -> Result<(Pos, Vec<(&'static str, Pos)>, &'a Map<String, Value>), String> {
+fn read_props<'a>(v: &'a Value, allowed: &[&'static str]) -> Result<Read<'a>, String> {
     let m = v.as_object().ok_or("expected an object")?;
     let at: Vec<u32> = m
         .get("@")
@@ -347,7 +347,7 @@ fn field_from_json(v: &Value, parent: &str) -> Result<Field, String> {
             None => None,
         },
         flexible_versions: match get_str(m, "flexibleVersions") {
-            Some(s) if !s.trim().is_empty() => {
+            Some(s) if !java_trim(s).is_empty() => {
                 Some(Versions::parse(s, None).map_err(|e| ctx(e.0))?)
             }
             _ => None,
@@ -359,7 +359,7 @@ fn field_from_json(v: &Value, parent: &str) -> Result<Field, String> {
         zero_copy: get_bool(m, "zeroCopy"),
         fields: fields_from_json(m.get("fields"), &path)?,
         pos,
-        type_text: type_text.trim().into(),
+        type_text: java_trim(type_text).into(),
         props,
     })
 }

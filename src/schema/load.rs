@@ -9,7 +9,7 @@
 use super::diag::SchemaDiag;
 use super::jackson::{as_list, find, join, Ctx};
 use super::json::{self, JsonKind, JsonValue};
-use super::model::{Field, FieldType, MessageSpec, Pos, SpecType, StructSpec};
+use super::model::{java_trim, Field, FieldType, MessageSpec, Pos, SpecType, StructSpec};
 use super::suggest::suggest_type;
 use super::versions::Versions;
 use crate::limits::{MAX_DEPTH, MAX_SPEC_FILE_BYTES};
@@ -82,25 +82,26 @@ pub fn load_spec(file: &str, text: &str) -> (Option<MessageSpec>, Vec<SchemaDiag
         file: file.into(),
         diags: Vec::new(),
         pending_types: Vec::new(),
+        partial: false,
     };
-    let root = match json::parse(text) {
-        Ok(v) => v,
-        Err(e) => {
-            cx.diags.push(SchemaDiag::error(
-                "json-syntax",
-                &cx.file,
-                e.pos,
-                "",
-                e.message,
-            ));
-            return (None, cx.diags);
-        }
+    let parsed = json::parse_all(text);
+    for e in parsed.errors {
+        cx.diags
+            .push(SchemaDiag::error(e.code, &cx.file, e.pos, "", e.message));
+    }
+    let Some(root) = parsed.value else {
+        return (None, cx.diags);
     };
+    // After a syntax error only what precedes it is checked: nothing can be called missing,
+    // and no model is built from half a file.
+    cx.partial = !parsed.complete;
     let spec = cx.message(&root);
     if let Some(spec) = &spec {
         cx.flush_type_errors(spec);
     }
-    (spec, cx.diags)
+    // Stepped-over JSON mistakes and model problems, top to bottom.
+    cx.diags.sort_by_key(|d| d.pos);
+    (spec.filter(|_| parsed.complete), cx.diags)
 }
 
 /// Loads every `*.json` under `dir`, recursively, in path order. Each spec's `path` is relative
@@ -426,7 +427,7 @@ impl Ctx {
         let type_pos = find(&props, "type").map_or(v.pos, |m| m.value.pos);
         if let Some(t) = self.required_string(&props, "type", v.pos, &path, "the field") {
             {
-                let t = t.trim().to_string();
+                let t = java_trim(&t).to_string();
                 match FieldType::parse(&t) {
                     Ok(ty) => f.ty = ty,
                     Err(msg) => {
@@ -469,7 +470,7 @@ impl Ctx {
             .unwrap_or(Versions::NONE);
         if let Some(m) = find(&props, "flexibleVersions") {
             // An empty string counts as absent, as in Kafka.
-            if m.value.as_str().is_some_and(|s| s.trim().is_empty())
+            if m.value.as_str().is_some_and(|s| java_trim(s).is_empty())
                 || matches!(m.value.kind, JsonKind::Null)
             {
             } else {
