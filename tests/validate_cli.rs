@@ -132,7 +132,7 @@ fn json_output_carries_every_field() {
     assert!(t["message"].as_str().unwrap().contains("booleanbool"));
     let nbsp = diags
         .iter()
-        .find(|d| d["code"] == "json-syntax")
+        .find(|d| d["code"] == "non-json-whitespace")
         .expect("U+00A0");
     assert_eq!(
         (nbsp["line"].as_u64(), nbsp["column"].as_u64()),

@@ -457,5 +457,8 @@ const CASES: &[Case] = &[
     { "name": "A", "type": $"booleanbool", "versions": "0+", "default": "false" }
   ]
 }"# },
-    Case { name: "j1-nbsp", release: "4.3", code: "json-syntax", severity: E, line: 6, text: "{\n  \"type\": \"data\",\n  \"name\": \"FooData\",\n  \"validVersions\": \"0\",\n  \"flexibleVersions\": \"0+\",\n  $\u{a0}\"fields\": []\n}" },
+    Case { name: "j1-nbsp", release: "4.3", code: "non-json-whitespace", severity: E, line: 6, text: "{\n  \"type\": \"data\",\n  \"name\": \"FooData\",\n  \"validVersions\": \"0\",\n  \"flexibleVersions\": \"0+\",\n  $\u{a0}\"fields\": []\n}" },
+    Case { name: "j-missing-comma", release: "4.3", code: "json-syntax", severity: E, line: 4, text: "{\n  \"type\": \"data\",\n  \"name\": \"FooData\"\n  $\"validVersions\": \"0\",\n  \"flexibleVersions\": \"0+\",\n  \"fields\": []\n}" },
+    Case { name: "j1-hash-comment", release: "3.9", code: "hash-comment", severity: E, line: 3, text: "{\n  \"type\": \"data\",\n  $# Kafka's parser knows only // and /* */ comments\n  \"name\": \"FooData\",\n  \"validVersions\": \"0\",\n  \"flexibleVersions\": \"0+\",\n  \"fields\": []\n}" },
+    Case { name: "j3-trailing-content", release: "4.3", code: "trailing-content", severity: E, line: 7, text: "{\n  \"type\": \"data\",\n  \"name\": \"FooData\",\n  \"validVersions\": \"0\",\n  \"flexibleVersions\": \"0+\",\n  \"fields\": []\n}$}\n" },
 ];

@@ -66,7 +66,13 @@ const EXPECTED: &[(&str, &str, u32, &str, Option<&str>)] = &[
         "\"ignoreable\"",
         Some("ignorable"),
     ),
-    ("AlterIsrResponse.json", "json-syntax", 29, "\u{a0}", None),
+    (
+        "AlterIsrResponse.json",
+        "non-json-whitespace",
+        29,
+        "\u{a0}",
+        None,
+    ),
     (
         "PartitionRecord.json",
         "invalid-type",
@@ -74,7 +80,13 @@ const EXPECTED: &[(&str, &str, u32, &str, Option<&str>)] = &[
         "\"booleanbool\"",
         Some("bool"),
     ),
-    ("PartitionRecord.json", "json-syntax", 25, "\u{a0}", None),
+    (
+        "PartitionRecord.json",
+        "non-json-whitespace",
+        25,
+        "\u{a0}",
+        None,
+    ),
     (
         "VoteRequest.json",
         "invalid-type",
@@ -130,7 +142,7 @@ fn every_seed_mistake_is_reported_at_its_line() {
 #[test]
 fn a_non_breaking_space_does_not_hide_the_rest_of_the_file() {
     // AlterIsrResponse.json's U+00A0 stop Kafka's parser on line 29; kinspect reports them and
-    // reads on as if they were spaces, so the file's model (and every later check) still exists.
+    // reads on, so the file's model (and every check after the loader) still exists.
     let files = seeds();
     let (checked, diags) = check_files(&files, Release::V4_3);
     let resp = checked
@@ -140,7 +152,7 @@ fn a_non_breaking_space_does_not_hide_the_rest_of_the_file() {
     assert!(resp.spec.is_some(), "read past the stray spaces");
     let nbsp: Vec<_> = diags
         .iter()
-        .filter(|d| d.file.ends_with("AlterIsrResponse.json") && d.code == "json-syntax")
+        .filter(|d| d.file.ends_with("AlterIsrResponse.json") && d.code == "non-json-whitespace")
         .collect();
     assert_eq!(
         nbsp.len(),

@@ -25,7 +25,7 @@ mod walk;
 use super::diag::{SchemaDiag, Severity};
 use super::json;
 use super::load::load_spec;
-use super::model::{MessageSpec, Pos};
+use super::model::MessageSpec;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -143,13 +143,11 @@ pub fn check_file(
     release: Release,
 ) -> (Option<MessageSpec>, Vec<SchemaDiag>) {
     let file: Arc<str> = path.into();
-    let (text, mut diags) = recover_stray_spaces(path, text);
-    let (spec, mut loaded) = load_spec(path, &text);
-    diags.append(&mut loaded);
-
+    let (spec, mut diags) = load_spec(path, text);
     // The loader parsed this text already; parsing again keeps the two modules independent and
-    // costs little next to loading.
-    let ast = json::parse(&text).ok();
+    // costs little next to loading. After a syntax error, the value read up to it still holds
+    // real duplicated keys and reversed ranges.
+    let ast = json::parse_all(text).value;
     if let Some(ast) = &ast {
         lints::check_json(&file, ast, &mut diags);
     }
@@ -162,88 +160,6 @@ pub fn check_file(
         diags.append(&mut cx.out);
     }
     (spec, diags)
-}
-
-/// Characters that look like a space but are not JSON whitespace: Jackson rejects them, and a
-/// wiki or word processor pastes them into drafts (the KIP seeds hold U+00A0).
-fn is_stray_space(c: char) -> bool {
-    matches!(
-        c,
-        '\u{a0}' | '\u{2000}'..='\u{200b}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
-    )
-}
-
-/// Most stray spaces repaired in one file before giving up (each repair re-parses the file).
-const MAX_REPAIRS: usize = 64;
-
-/// Reports every stray space outside strings as the error the loader gives for it, then reads
-/// the file as if it were a plain space, so one pasted character does not hide every other
-/// problem in the file. Several on one line become one diagnostic.
-fn recover_stray_spaces(path: &str, text: &str) -> (String, Vec<SchemaDiag>) {
-    let mut diags: Vec<SchemaDiag> = Vec::new();
-    let mut per_line: Vec<(u32, usize)> = Vec::new();
-    let mut cur = text.to_string();
-    for _ in 0..MAX_REPAIRS {
-        let Err(e) = json::parse(&cur) else { break };
-        let Some((at, c)) = char_at(&cur, e.pos) else {
-            break;
-        };
-        if !is_stray_space(c) {
-            break;
-        }
-        match per_line.iter_mut().find(|(l, _)| *l == e.pos.line) {
-            Some((_, n)) => *n += 1,
-            None => {
-                per_line.push((e.pos.line, 0));
-                let (_, loaded) = load_spec(path, &cur);
-                // The loader's own report of this character, else one in its words.
-                let d = loaded
-                    .into_iter()
-                    .find(|d| d.is_error() && d.pos == e.pos)
-                    .unwrap_or_else(|| {
-                        SchemaDiag::error(
-                            "invalid-character",
-                            &path.into(),
-                            e.pos,
-                            "",
-                            e.message.clone(),
-                        )
-                    });
-                diags.push(d);
-            }
-        }
-        cur.replace_range(at..at + c.len_utf8(), " ");
-    }
-    for d in diags.iter_mut() {
-        if let Some((_, n)) = per_line.iter().find(|(l, _)| *l == d.pos.line) {
-            if *n > 0 {
-                d.message.push_str(&format!(" (and {n} more on this line)"));
-            }
-        }
-    }
-    if diags.is_empty() {
-        // Nothing repaired: keep the original text (and its own first error, if any).
-        return (text.to_string(), diags);
-    }
-    (cur, diags)
-}
-
-/// The byte offset and character at a 1-based line:column counted in characters.
-fn char_at(text: &str, pos: Pos) -> Option<(usize, char)> {
-    let mut line = 1u32;
-    let mut col = 1u32;
-    for (i, c) in text.char_indices() {
-        if line == pos.line && col == pos.col {
-            return Some((i, c));
-        }
-        if c == '\n' {
-            line += 1;
-            col = 1;
-        } else {
-            col += 1;
-        }
-    }
-    None
 }
 
 /// Sorts by file, line, column (then code), and drops exact repeats (the same finding reached
