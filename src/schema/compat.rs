@@ -44,7 +44,8 @@ pub fn check(changed: &[(Arc<str>, &MessageSpec)], baseline: &[BaselineSpec]) ->
             ));
             continue;
         };
-        compare_spec(file, spec, base, &mut out);
+        let unstable = index.unstable_latest(base.spec);
+        compare_spec(file, spec, base, unstable, &mut out);
     }
     out
 }
@@ -68,6 +69,17 @@ impl<'a> Index<'a> {
             }
         }
         ix
+    }
+    /// The latest version of `spec`'s API when its request marks it unstable (Kafka's
+    /// `latestVersionUnstable` covers the response too).
+    fn unstable_latest(&self, spec: &MessageSpec) -> Option<i16> {
+        let request = match spec.spec_type {
+            SpecType::Request => spec,
+            SpecType::Response => self.by_key.get(&(spec.api_key?, SpecType::Request))?.spec,
+            _ => return None,
+        };
+        (request.latest_version_unstable && !request.valid_versions.is_empty())
+            .then_some(request.valid_versions.hi)
     }
     /// By name, else by apiKey and type for the types an apiKey identifies.
     fn find(&self, spec: &MessageSpec) -> Option<&'a BaselineSpec<'a>> {
@@ -118,6 +130,7 @@ fn compare_spec(
     file: &Arc<str>,
     new: &MessageSpec,
     base: &BaselineSpec,
+    unstable: Option<i16>,
     out: &mut Vec<SchemaDiag>,
 ) {
     let b = base.spec;
@@ -148,7 +161,22 @@ fn compare_spec(
     if both.is_empty() {
         return;
     }
-    let flex_changed: Vec<i16> = capped(both)
+    // A version the baseline marks unstable is still being designed: it may change freely.
+    let versions: Vec<i16> = capped(both).filter(|v| Some(*v) != unstable).collect();
+    if let Some(u) = unstable.filter(|u| both.contains(*u)) {
+        out.push(SchemaDiag::info(
+            "compat-unstable-skipped",
+            file,
+            new.prop_pos("validVersions"),
+            "validVersions",
+            format!(
+                "version {u} is unstable in {label} (latestVersionUnstable), so it is not compared"
+            ),
+        ));
+    }
+    let flex_changed: Vec<i16> = versions
+        .iter()
+        .copied()
         .filter(|v| new.is_flexible(*v) != b.is_flexible(*v))
         .collect();
     if !flex_changed.is_empty() {
@@ -170,7 +198,7 @@ fn compare_spec(
         base: b,
         found: BTreeMap::new(),
     };
-    for v in capped(both) {
+    for &v in &versions {
         compare_struct(&mut run, &new.fields, &b.fields, v, "", new.pos, 0);
     }
     for ((change, path), f) in run.found {
