@@ -4,7 +4,7 @@
 //! define, the two wire layouts are compared struct by struct: a field added, removed, retyped,
 //! made (non-)nullable, moved, or moved in or out of the tagged section changes the bytes of a
 //! version peers already speak, so it is an error that needs a new version. A field renamed in
-//! place (same type, same position, same versions) changes no byte: information. Adding or
+//! place (same wire type and nullability at that version) changes no byte: information. Adding or
 //! removing a tagged field is information too, since tagged fields exist to be optional.
 //! Findings are reported once per field with the versions they affect.
 
@@ -210,7 +210,7 @@ fn compare_spec(
             Change::Nullability => ("error", "compat-nullability-changed", format!("{} in version(s) {vs} of {label}; needs a new version", f.detail)),
             Change::Tagging => ("error", "compat-tagging-changed", format!("{} in version(s) {vs} of {label}; needs a new version", f.detail)),
             Change::Moved => ("error", "compat-field-moved", format!("{} in version(s) {vs} of {label}: wire order is field order; needs a new version", f.detail)),
-            Change::Renamed => ("info", "compat-field-renamed", format!("{} (same type, place and versions: the wire is unchanged) in version(s) {vs} of {label}", f.detail)),
+            Change::Renamed => ("info", "compat-field-renamed", format!("{} (same type and place: the wire is unchanged) in version(s) {vs} of {label}", f.detail)),
             Change::TaggedAdded => ("info", "compat-tagged-added", format!("{} in version(s) {vs} of {label}: old readers skip it, so no new version is needed", f.detail)),
             Change::TaggedRemoved => ("info", "compat-tagged-removed", format!("{} from version(s) {vs} of {label}: tagged fields are optional, so no new version is needed", f.detail)),
         };
@@ -337,7 +337,8 @@ fn compare_struct(
             compare_field(run, &n[i], &b[j], v, path, depth);
         }
     }
-    // Between two anchors, what is left pairs up in order as renames when the wire agrees.
+    // Between two anchors, what is left pairs up in order as renames when the wire agrees at
+    // this version (a field renamed in place, whatever versions each name spans).
     let mut bounds: Vec<(usize, usize)> = pairs.clone();
     bounds.push((n.len(), b.len()));
     let (mut ni, mut bi) = (0, 0);
@@ -352,10 +353,7 @@ fn compare_struct(
                 break;
             };
             let bf = b[j].field;
-            if wire_type(bf) == wire_type(f)
-                && bf.versions == f.versions
-                && bf.is_nullable_in(v) == f.is_nullable_in(v)
-            {
+            if wire_type(bf) == wire_type(f) && bf.is_nullable_in(v) == f.is_nullable_in(v) {
                 used_n[i] = true;
                 used_b[j] = true;
                 next = j + 1;
