@@ -230,3 +230,42 @@ fn baseline_builtin_flags_the_vote_draft() {
         "{out}"
     );
 }
+
+#[test]
+fn schemas_folder_is_validated_when_no_path_is_given() {
+    let o = kinspect(&["--schemas", &fixture("seeds"), "validate-schema"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o)
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("5 files checked under Kafka 4.3.1: "),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn a_file_that_is_not_utf8_is_an_error_at_its_place() {
+    let dir = std::env::temp_dir().join(format!("kinspect-validate-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("Latin1.json");
+    // "café" in Latin-1 on line 2: the byte 0xE9 is not UTF-8.
+    std::fs::write(&path, b"{\n  \"name\": \"caf\xe9\"\n}\n").unwrap();
+    let o = kinspect(&[
+        "validate-schema",
+        "--format",
+        "json",
+        path.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["code"], "invalid-utf8");
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(2), Some(15))
+    );
+}

@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Spec files or folders (searched recursively for *.json). None: the built-in protocol of
-    /// the chosen release.
+    /// Spec files or folders (searched recursively for *.json). None: the `--schemas` folder if
+    /// given, else the built-in protocol of the chosen release.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Whose generator rules apply: 4.3 (4.3.1) or 3.9 (3.9.0).
@@ -47,6 +47,18 @@ fn parse_release(s: &str) -> Result<Release, String> {
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
+    let with_schemas;
+    let args = match (&g.schemas, args.paths.is_empty()) {
+        (Some(dir), true) => {
+            with_schemas = Args {
+                paths: vec![dir.clone()],
+                baseline: args.baseline.clone(),
+                ..*args
+            };
+            &with_schemas
+        }
+        _ => args,
+    };
     match execute(args) {
         Ok(report) => {
             let out = match args.format {

@@ -12,6 +12,38 @@
 //! One file per rule family: [`messages`] (M), [`structs`] (S), [`fields`] (F), [`defaults`]
 //! (D), [`cross`] (X, one run per directory as Kafka runs its generator once per directory) and
 //! [`lints`] (warnings read from the JSON itself: duplicated keys, reversed ranges).
+//!
+//! Diagnostic codes (stable; (W) warning, (I) information, else error; the loader's own codes
+//! such as `unknown-property`, `invalid-type`, `json-syntax`, `non-json-whitespace` come first):
+//! - messages: `unsupported-spec-type` (3.9: coordinator types), `empty-valid-versions` (3.9),
+//!   `missing-flexible-versions`, `flexible-versions-not-open-ended`, `unbounded-valid-versions`,
+//!   `listeners-not-request`, `unknown-listener` (4.x: zkBroker), `unstable-not-request`,
+//!   `missing-api-key`, `negative-api-key` (W), `coordinator-key-versions`,
+//!   `coordinator-key-flexible`, `name-suffix`, `deprecated-outside-valid` (W),
+//!   `proposed-property` (I), `header-versions-not-api`, `header-versions-outside-valid`,
+//!   `header-versions-not-flexible` (W);
+//! - structs: `duplicate-tag`, `tag-gap`, `duplicate-field-name` (error in 4.x, W in 3.9),
+//!   `field-name-case-collision` (W), `struct-versions-disjoint`, `struct-name-case`,
+//!   `duplicate-common-struct`, `common-struct-inline-fields`, `duplicate-struct`,
+//!   `unknown-struct` (W), `unused-common-struct` (W), `top-level-map-key`;
+//! - fields: `invalid-field-name`, `nullable-not-allowed`, `nullable-outside-versions` (W),
+//!   `fields-on-non-struct`, `fields-ignored` (W), `flexible-override-type`,
+//!   `flexible-override-not-subset`, `tag-with-map-key`, `tag-without-tagged-versions`,
+//!   `tagged-nullable-partial`, `tagged-versions-not-open-ended`, `tagged-outside-versions`,
+//!   `tagged-versions-without-tag`, `tagged-not-flexible`, `tagged-records`, `records-array`,
+//!   `zero-copy-type`, `entity-type-mismatch`, `field-outside-valid-versions` (W);
+//! - defaults: `invalid-default`, `null-default-not-nullable`, `leading-zero-default` (W),
+//!   `records-default-ignored` (W);
+//! - cross-file: `duplicate-api-key`, `missing-response`, `missing-request`,
+//!   `pair-versions-differ` (W), `duplicate-metadata-key`, `duplicate-coordinator-key`,
+//!   `coordinator-missing-value`, `coordinator-missing-key`, `duplicate-spec-name` (W);
+//! - JSON lints: `duplicate-key` (W), `reversed-range` (W); files: `file-too-large`,
+//!   `invalid-utf8`;
+//! - compatibility (`schema::compat`): `compat-field-added`, `compat-field-removed`,
+//!   `compat-field-retyped`, `compat-nullability-changed`, `compat-tagging-changed`,
+//!   `compat-field-moved`, `compat-flexible-changed`, `compat-versions-removed` (W),
+//!   `compat-field-renamed`, `compat-tagged-added`, `compat-tagged-removed`, `compat-new-spec`,
+//!   `compat-unstable-skipped`, `compat-versions-capped` (I).
 
 mod cross;
 mod defaults;
