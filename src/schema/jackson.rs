@@ -362,14 +362,31 @@ impl Ctx {
         self.diags.push(d);
         None
     }
-}
 
-/// Jackson's ACCEPT_SINGLE_VALUE_AS_ARRAY: a lone value is a one-element list; null is empty.
-pub(super) fn as_list(v: &JsonValue) -> Vec<&JsonValue> {
-    match &v.kind {
-        JsonKind::Array(items) => items.iter().collect(),
-        JsonKind::Null => Vec::new(),
-        _ => vec![v],
+    /// Jackson's ACCEPT_SINGLE_VALUE_AS_ARRAY: a lone value is a one-element list (accepted,
+    /// with a warning); null is empty.
+    pub(super) fn list<'a>(
+        &mut self,
+        v: &'a JsonValue,
+        key: &str,
+        path: &str,
+    ) -> Vec<&'a JsonValue> {
+        match &v.kind {
+            JsonKind::Array(items) => items.iter().collect(),
+            JsonKind::Null => Vec::new(),
+            k => {
+                self.warn(
+                    "coerced-value",
+                    v.pos,
+                    path,
+                    format!(
+                        "\"{key}\" is {}; Kafka reads it as a one-element list, but write [ … ]",
+                        k.describe()
+                    ),
+                );
+                vec![v]
+            }
+        }
     }
 }
 

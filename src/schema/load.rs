@@ -7,7 +7,7 @@
 //! a boolean, `2` for a version string) are accepted as Kafka accepts them.
 
 use super::diag::SchemaDiag;
-use super::jackson::{as_list, find, join, Ctx};
+use super::jackson::{find, join, Ctx};
 use super::json::{self, JsonKind, JsonValue};
 use super::model::{java_trim, Field, FieldType, MessageSpec, Pos, SpecType, StructSpec};
 use super::suggest::suggest_type;
@@ -296,14 +296,14 @@ impl Ctx {
             "latestVersionUnstable",
         );
         if let Some(m) = find(&props, "listeners") {
-            for v in as_list(&m.value) {
+            for v in self.list(&m.value, "listeners", "listeners") {
                 if let Some(l) = self.enum_value(v, m, LISTENERS, "listeners") {
                     spec.listeners.push(l.into());
                 }
             }
         }
         if let Some(m) = find(&props, "commonStructs") {
-            for v in as_list(&m.value) {
+            for v in self.list(&m.value, "commonStructs", "commonStructs") {
                 if let Some(s) = self.common_struct(v) {
                     spec.common_structs.push(s);
                 }
@@ -389,7 +389,7 @@ impl Ctx {
             );
             return out;
         }
-        for (i, item) in as_list(v).into_iter().enumerate() {
+        for (i, item) in self.list(v, "fields", path).into_iter().enumerate() {
             if let Some(f) = self.field(item, path, i, depth) {
                 out.push(f);
             }
@@ -444,7 +444,8 @@ impl Ctx {
         f.tagged_versions = self
             .versions(find(&props, "taggedVersions"), Some(Versions::NONE), &path)
             .unwrap_or(Versions::NONE);
-        let versions_default = (!f.tagged_versions.is_empty()).then_some(f.tagged_versions);
+        // Kafka falls back to taggedVersions whenever it is given, even as "none".
+        let versions_default = find(&props, "taggedVersions").map(|_| f.tagged_versions);
         match find(&props, "versions") {
             Some(m) => {
                 f.versions = self
