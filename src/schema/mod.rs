@@ -3,12 +3,14 @@
 //! the built-in protocol is stored in.
 
 pub mod bundle;
+pub mod compat;
 pub mod diag;
 mod jackson;
 pub mod json;
 pub mod load;
 pub mod model;
 pub mod suggest;
+pub mod validate;
 pub mod versions;
 
 pub use diag::{SchemaDiag, Severity};

@@ -1,0 +1,581 @@
+//! Wire compatibility of changed specs against a baseline (a folder, or the built-in protocol).
+//!
+//! A spec is matched to its baseline by name, else by apiKey and type. For every version both
+//! define, the two wire layouts are compared struct by struct: a field added, removed, retyped,
+//! made (non-)nullable, moved, or moved in or out of the tagged section changes the bytes of a
+//! version peers already speak, so it is an error that needs a new version. A field renamed in
+//! place (same wire type and nullability at that version) changes no byte: information. Adding or
+//! removing a tagged field is information too, since tagged fields exist to be optional.
+//! Findings are reported once per field with the versions they affect.
+
+use super::diag::SchemaDiag;
+use super::model::{Field, FieldType, MessageSpec, Pos, SpecType};
+use super::versions::Versions;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// Most versions compared per spec (an unbounded range is a validity error of its own).
+const MAX_VERSIONS: i32 = 1024;
+/// Above this many cells the field alignment falls back from a longest common subsequence to
+/// matching names greedily, so a hostile spec cannot make it quadratic in time and memory.
+const MAX_ALIGN_CELLS: usize = 1 << 20;
+/// Deepest struct nesting compared (the loader bounds depth too).
+const MAX_DEPTH: usize = 64;
+
+/// One baseline spec and where it comes from (a release name such as "4.3.1", or a path).
+pub struct BaselineSpec<'a> {
+    pub origin: &'a str,
+    pub spec: &'a MessageSpec,
+}
+
+/// Checks each changed spec against its baseline. `changed` is (file, spec); the baseline is
+/// searched in order, so list the preferred (newest) release first.
+pub fn check(changed: &[(Arc<str>, &MessageSpec)], baseline: &[BaselineSpec]) -> Vec<SchemaDiag> {
+    let mut out = Vec::new();
+    let index = Index::new(baseline);
+    for (file, spec) in changed {
+        let Some(base) = index.find(spec) else {
+            out.push(SchemaDiag::info(
+                "compat-new-spec",
+                file,
+                spec.pos,
+                "",
+                format!("{} has no counterpart in the baseline (by name or by apiKey and type): nothing to compare", spec.name),
+            ));
+            continue;
+        };
+        let unstable = index.unstable_latest(base.spec);
+        compare_spec(file, spec, base, unstable, &mut out);
+    }
+    out
+}
+
+/// The baseline indexed by name and by (apiKey, type); the first (preferred) spec wins.
+struct Index<'a> {
+    by_name: HashMap<&'a str, &'a BaselineSpec<'a>>,
+    by_key: HashMap<(i16, SpecType), &'a BaselineSpec<'a>>,
+}
+
+impl<'a> Index<'a> {
+    fn new(baseline: &'a [BaselineSpec<'a>]) -> Index<'a> {
+        let mut ix = Index {
+            by_name: HashMap::new(),
+            by_key: HashMap::new(),
+        };
+        for b in baseline {
+            ix.by_name.entry(&b.spec.name).or_insert(b);
+            if let Some(k) = b.spec.api_key {
+                ix.by_key.entry((k, b.spec.spec_type)).or_insert(b);
+            }
+        }
+        ix
+    }
+    /// The latest version of `spec`'s API when its request marks it unstable (Kafka's
+    /// `latestVersionUnstable` covers the response too).
+    fn unstable_latest(&self, spec: &MessageSpec) -> Option<i16> {
+        let request = match spec.spec_type {
+            SpecType::Request => spec,
+            SpecType::Response => self.by_key.get(&(spec.api_key?, SpecType::Request))?.spec,
+            _ => return None,
+        };
+        (request.latest_version_unstable && !request.valid_versions.is_empty())
+            .then_some(request.valid_versions.hi)
+    }
+    /// By name, else by apiKey and type for the types an apiKey identifies.
+    fn find(&self, spec: &MessageSpec) -> Option<&'a BaselineSpec<'a>> {
+        if let Some(b) = self.by_name.get(&*spec.name) {
+            return Some(b);
+        }
+        let keyed = matches!(
+            spec.spec_type,
+            SpecType::Request
+                | SpecType::Response
+                | SpecType::Metadata
+                | SpecType::CoordinatorKey
+                | SpecType::CoordinatorValue
+        );
+        let k = spec.api_key.filter(|_| keyed)?;
+        self.by_key.get(&(k, spec.spec_type)).copied()
+    }
+}
+
+/// What changed about one field, gathered over versions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Change {
+    Added,
+    Removed,
+    Retyped,
+    Nullability,
+    Tagging,
+    Moved,
+    Renamed,
+    TaggedAdded,
+    TaggedRemoved,
+}
+
+struct Finding {
+    pos: Pos,
+    detail: String,
+    versions: Vec<i16>,
+}
+
+struct Run<'a> {
+    new: &'a MessageSpec,
+    base: &'a MessageSpec,
+    /// (change, path in the changed spec) → finding.
+    found: BTreeMap<(Change, String), Finding>,
+}
+
+fn compare_spec(
+    file: &Arc<str>,
+    new: &MessageSpec,
+    base: &BaselineSpec,
+    unstable: Option<i16>,
+    out: &mut Vec<SchemaDiag>,
+) {
+    let b = base.spec;
+    let both = new.valid_versions.intersect(b.valid_versions);
+    // A release names its spec; a baseline file already names itself.
+    let label = if base.origin.ends_with(".json") {
+        base.origin.to_string()
+    } else {
+        format!("{} {}", base.origin, b.name)
+    };
+    let lost = b
+        .valid_versions
+        .iter()
+        .filter(|v| !new.valid_versions.contains(*v))
+        .count();
+    if lost > 0 {
+        out.push(SchemaDiag::warning(
+            "compat-versions-removed",
+            file,
+            new.prop_pos("validVersions"),
+            "validVersions",
+            format!(
+                "validVersions \"{}\" drops {lost} version(s) of the baseline's \"{}\" ({label}): peers speaking them will be refused",
+                new.valid_versions, b.valid_versions
+            ),
+        ));
+    }
+    if both.is_empty() {
+        return;
+    }
+    // A version the baseline marks unstable is still being designed: it may change freely.
+    let versions: Vec<i16> = capped(both).filter(|v| Some(*v) != unstable).collect();
+    if let Some(u) = unstable.filter(|u| both.contains(*u)) {
+        out.push(SchemaDiag::info(
+            "compat-unstable-skipped",
+            file,
+            new.prop_pos("validVersions"),
+            "validVersions",
+            format!(
+                "version {u} is unstable in {label} (latestVersionUnstable), so it is not compared"
+            ),
+        ));
+    }
+    let flex_changed: Vec<i16> = versions
+        .iter()
+        .copied()
+        .filter(|v| new.is_flexible(*v) != b.is_flexible(*v))
+        .collect();
+    if !flex_changed.is_empty() {
+        out.push(SchemaDiag::error(
+            "compat-flexible-changed",
+            file,
+            new.prop_pos("flexibleVersions"),
+            "flexibleVersions",
+            format!(
+                "flexibleVersions \"{}\" differs from the baseline's \"{}\" ({label}) in version(s) {} that already exist: every field's encoding changes there; needs a new version",
+                new.flexible_versions,
+                b.flexible_versions,
+                ranges(&flex_changed)
+            ),
+        ));
+    }
+    let mut run = Run {
+        new,
+        base: b,
+        found: BTreeMap::new(),
+    };
+    for &v in &versions {
+        compare_struct(&mut run, &new.fields, &b.fields, v, "", new.pos, 0);
+    }
+    for ((change, path), f) in run.found {
+        let vs = ranges(&f.versions);
+        let (sev, code, msg) = match change {
+            Change::Added => ("error", "compat-field-added", format!("{} is added in version(s) {vs}, which already exist in {label}: the bytes of those versions change; needs a new version", f.detail)),
+            Change::Removed => ("error", "compat-field-removed", format!("{} is removed from version(s) {vs}, which exist in {label}: the bytes of those versions change; needs a new version", f.detail)),
+            Change::Retyped => ("error", "compat-field-retyped", format!("{} in version(s) {vs} of {label}; needs a new version", f.detail)),
+            Change::Nullability => ("error", "compat-nullability-changed", format!("{} in version(s) {vs} of {label}; needs a new version", f.detail)),
+            Change::Tagging => ("error", "compat-tagging-changed", format!("{} in version(s) {vs} of {label}; needs a new version", f.detail)),
+            Change::Moved => ("error", "compat-field-moved", format!("{} in version(s) {vs} of {label}: wire order is field order; needs a new version", f.detail)),
+            Change::Renamed => ("info", "compat-field-renamed", format!("{} (same type and place: the wire is unchanged) in version(s) {vs} of {label}", f.detail)),
+            Change::TaggedAdded => ("info", "compat-tagged-added", format!("{} in version(s) {vs} of {label}: old readers skip it, so no new version is needed", f.detail)),
+            Change::TaggedRemoved => ("info", "compat-tagged-removed", format!("{} from version(s) {vs} of {label}: tagged fields are optional, so no new version is needed", f.detail)),
+        };
+        let d = match sev {
+            "error" => SchemaDiag::error(code, file, f.pos, path, msg),
+            _ => SchemaDiag::info(code, file, f.pos, path, msg),
+        };
+        out.push(d);
+    }
+}
+
+/// The versions of a range, at most [`MAX_VERSIONS`] of them.
+fn capped(v: Versions) -> impl Iterator<Item = i16> {
+    v.iter().take(MAX_VERSIONS as usize)
+}
+
+/// A field as it is on the wire at one version.
+struct Present<'a> {
+    field: &'a Field,
+    /// The nested fields, for struct and struct-array types.
+    children: &'a [Field],
+}
+
+/// The fields of a struct that are regular (untagged) fields at version `v`, in wire order.
+fn regular<'a>(spec: &'a MessageSpec, fields: &'a [Field], v: i16) -> Vec<Present<'a>> {
+    fields
+        .iter()
+        .filter(|f| f.is_regular_in(v))
+        .map(|f| Present {
+            field: f,
+            children: spec.struct_fields(f),
+        })
+        .collect()
+}
+
+/// The type as the wire sees it: struct names do not travel, only their shape (compared
+/// separately), so every struct is `struct`.
+fn wire_type(f: &Field) -> String {
+    if super::validate::type_parses(f) {
+        sig(&f.ty)
+    } else {
+        format!("?{}", f.type_text)
+    }
+}
+
+fn sig(t: &FieldType) -> String {
+    match t {
+        FieldType::Prim(p) => p.as_str().to_string(),
+        FieldType::Struct(_) => "struct".into(),
+        FieldType::Array(e) => format!("[]{}", sig(e)),
+    }
+}
+
+impl Run<'_> {
+    fn note(
+        &mut self,
+        change: Change,
+        path: String,
+        pos: Pos,
+        v: i16,
+        detail: impl FnOnce() -> String,
+    ) {
+        self.found
+            .entry((change, path))
+            .or_insert_with(|| Finding {
+                pos,
+                detail: detail(),
+                versions: Vec::new(),
+            })
+            .versions
+            .push(v);
+    }
+}
+
+fn join(parent: &str, name: &str) -> String {
+    if parent.is_empty() {
+        name.to_string()
+    } else {
+        format!("{parent}.{name}")
+    }
+}
+
+fn compare_struct(
+    run: &mut Run,
+    new: &[Field],
+    base: &[Field],
+    v: i16,
+    path: &str,
+    struct_pos: Pos,
+    depth: usize,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let (new_spec, base_spec) = (run.new, run.base);
+    let n = regular(new_spec, new, v);
+    let b = regular(base_spec, base, v);
+
+    // Regular fields: the same name in the same order is the same field.
+    let pairs = align(&n, &b);
+    let mut used_n = vec![false; n.len()];
+    let mut used_b = vec![false; b.len()];
+    for &(i, j) in &pairs {
+        used_n[i] = true;
+        used_b[j] = true;
+        compare_field(run, &n[i], &b[j], v, path, depth);
+    }
+    // The same name out of order: moved.
+    for i in 0..n.len() {
+        if used_n[i] {
+            continue;
+        }
+        if let Some(j) = (0..b.len()).find(|&j| !used_b[j] && b[j].field.name == n[i].field.name) {
+            used_n[i] = true;
+            used_b[j] = true;
+            let f = n[i].field;
+            run.note(
+                Change::Moved,
+                join(path, &f.name),
+                f.prop_pos("name"),
+                v,
+                || format!("{} moved", f.name),
+            );
+            compare_field(run, &n[i], &b[j], v, path, depth);
+        }
+    }
+    // Between two anchors, what is left pairs up in order as renames when the wire agrees at
+    // this version (a field renamed in place, whatever versions each name spans).
+    let mut bounds: Vec<(usize, usize)> = pairs.clone();
+    bounds.push((n.len(), b.len()));
+    let (mut ni, mut bi) = (0, 0);
+    for (pn, pb) in bounds {
+        let mut next = bi;
+        for i in ni..pn {
+            if used_n[i] {
+                continue;
+            }
+            let f = n[i].field;
+            let Some(j) = (next..pb.min(b.len())).find(|&j| !used_b[j]) else {
+                break;
+            };
+            let bf = b[j].field;
+            if wire_type(bf) == wire_type(f) && bf.is_nullable_in(v) == f.is_nullable_in(v) {
+                used_n[i] = true;
+                used_b[j] = true;
+                next = j + 1;
+                run.note(
+                    Change::Renamed,
+                    join(path, &f.name),
+                    f.prop_pos("name"),
+                    v,
+                    || format!("{} was {}", f.name, bf.name),
+                );
+                compare_field(run, &n[i], &b[j], v, path, depth);
+            }
+        }
+        ni = pn + 1;
+        bi = pb + 1;
+    }
+    // What is left was added or removed, unless it moved in or out of the tagged section (the
+    // tagged pass reports that).
+    let tagged_in =
+        |fields: &[Field], name: &str| fields.iter().any(|f| &*f.name == name && f.is_tagged_in(v));
+    for i in 0..n.len() {
+        let f = n[i].field;
+        if !used_n[i] && !tagged_in(base, &f.name) {
+            run.note(
+                Change::Added,
+                join(path, &f.name),
+                f.prop_pos("name"),
+                v,
+                || format!("field {} ({})", f.name, f.type_text),
+            );
+        }
+    }
+    for j in 0..b.len() {
+        let bf = b[j].field;
+        if !used_b[j] && !tagged_in(new, &bf.name) {
+            run.note(Change::Removed, join(path, &bf.name), struct_pos, v, || {
+                format!("field {} ({})", bf.name, bf.type_text)
+            });
+        }
+    }
+
+    // Tagged fields: matched by tag number.
+    let tagged = |fields: &'_ [Field]| -> BTreeMap<u32, usize> {
+        fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.is_tagged_in(v))
+            .filter_map(|(i, f)| f.tag.map(|t| (t, i)))
+            .collect()
+    };
+    let nt = tagged(new);
+    let bt = tagged(base);
+    for (t, &i) in &nt {
+        let f = &new[i];
+        let p = join(path, &f.name);
+        match bt.get(t) {
+            None if base
+                .iter()
+                .any(|bf| bf.name == f.name && bf.is_regular_in(v)) =>
+            {
+                run.note(Change::Tagging, p, f.prop_pos("taggedVersions"), v, || {
+                    format!("{} moved into the tagged section (tag {t})", f.name)
+                })
+            }
+            None => run.note(Change::TaggedAdded, p, f.prop_pos("tag"), v, || {
+                format!("tagged field {} (tag {t}) is added", f.name)
+            }),
+            Some(&j) => {
+                let bf = &base[j];
+                let np = Present {
+                    field: f,
+                    children: new_spec.struct_fields(f),
+                };
+                let bp = Present {
+                    field: bf,
+                    children: base_spec.struct_fields(bf),
+                };
+                if bf.name != f.name && wire_type(bf) == wire_type(f) {
+                    run.note(Change::Renamed, p, f.prop_pos("name"), v, || {
+                        format!("tagged field {} (tag {t}) was {}", f.name, bf.name)
+                    });
+                }
+                compare_field(run, &np, &bp, v, path, depth);
+            }
+        }
+    }
+    for (t, &j) in &bt {
+        if nt.contains_key(t) {
+            continue;
+        }
+        let bf = &base[j];
+        match new.iter().find(|f| f.name == bf.name && f.is_regular_in(v)) {
+            Some(f) => run.note(
+                Change::Tagging,
+                join(path, &f.name),
+                f.prop_pos("taggedVersions"),
+                v,
+                || {
+                    format!(
+                        "{} moved out of the tagged section (it was tag {t})",
+                        f.name
+                    )
+                },
+            ),
+            None => run.note(
+                Change::TaggedRemoved,
+                join(path, &bf.name),
+                struct_pos,
+                v,
+                || format!("tagged field {} (tag {t}) is removed", bf.name),
+            ),
+        }
+    }
+}
+
+fn compare_field(run: &mut Run, n: &Present, b: &Present, v: i16, path: &str, depth: usize) {
+    let (f, bf) = (n.field, b.field);
+    let p = join(path, &f.name);
+    let (nt, bt) = (wire_type(f), wire_type(bf));
+    if nt != bt {
+        run.note(Change::Retyped, p, f.prop_pos("type"), v, || {
+            format!("{} changed type from {bt} to {nt}", f.name)
+        });
+        return;
+    }
+    if f.is_nullable_in(v) != bf.is_nullable_in(v) {
+        let (was, is) = if f.is_nullable_in(v) {
+            ("non-nullable", "nullable")
+        } else {
+            ("nullable", "non-nullable")
+        };
+        run.note(
+            Change::Nullability,
+            p.clone(),
+            f.prop_pos("nullableVersions"),
+            v,
+            || format!("{} changed from {was} to {is}", f.name),
+        );
+    }
+    let fflex = f.flexible_versions.map(|x| x.contains(v));
+    let bflex = bf.flexible_versions.map(|x| x.contains(v));
+    if fflex != bflex {
+        run.note(
+            Change::Retyped,
+            p.clone(),
+            f.prop_pos("flexibleVersions"),
+            v,
+            || {
+                format!(
+                    "{} changed its own flexibleVersions from {:?} to {:?}",
+                    f.name, bf.flexible_versions, f.flexible_versions
+                )
+            },
+        );
+    }
+    if f.ty.struct_name().is_some() {
+        compare_struct(run, n.children, b.children, v, &p, f.pos, depth + 1);
+    }
+}
+
+/// Matches fields of the same name, keeping order (a longest common subsequence), as
+/// (index in new, index in base) in increasing order of both. Same-named fields out of order
+/// are matched afterwards (and reported as moved).
+fn align(n: &[Present], b: &[Present]) -> Vec<(usize, usize)> {
+    let (ln, lb) = (n.len(), b.len());
+    let mut pairs = Vec::new();
+    if ln.saturating_mul(lb) <= MAX_ALIGN_CELLS {
+        let mut t = vec![0u32; (ln + 1) * (lb + 1)];
+        let at = |i: usize, j: usize| i * (lb + 1) + j;
+        for i in (0..ln).rev() {
+            for j in (0..lb).rev() {
+                t[at(i, j)] = if n[i].field.name == b[j].field.name {
+                    t[at(i + 1, j + 1)] + 1
+                } else {
+                    t[at(i + 1, j)].max(t[at(i, j + 1)])
+                };
+            }
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < ln && j < lb {
+            if n[i].field.name == b[j].field.name {
+                pairs.push((i, j));
+                i += 1;
+                j += 1;
+            } else if t[at(i + 1, j)] >= t[at(i, j + 1)] {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+    } else {
+        let mut j0 = 0;
+        for (i, x) in n.iter().enumerate() {
+            if let Some(j) = (j0..lb).find(|&j| b[j].field.name == x.field.name) {
+                pairs.push((i, j));
+                j0 = j + 1;
+            }
+        }
+    }
+    pairs
+}
+
+/// `1, 3-5, 7` from sorted versions.
+fn ranges(vs: &[i16]) -> String {
+    let mut v = vs.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let start = v[i];
+        let mut end = start;
+        while i + 1 < v.len() && v[i + 1] == end + 1 {
+            i += 1;
+            end = v[i];
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    parts.join(", ")
+}

@@ -1,0 +1,96 @@
+//! Gathering the spec files to validate: files as given, folders searched recursively for
+//! `*.json` in path order. What cannot be read at all is an I/O failure (the caller exits 2);
+//! a file that is read but is not a spec file's text (too large, not UTF-8) is a diagnostic.
+
+use crate::limits::MAX_SPEC_FILE_BYTES;
+use crate::schema::diag::SchemaDiag;
+use crate::schema::model::Pos;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Deepest folder nesting followed (a symlink loop ends here instead of running forever).
+const MAX_DIR_DEPTH: usize = 32;
+
+/// The files read, diagnostics about unreadable contents, or the I/O failure that stopped it.
+pub struct Inputs {
+    /// (path as shown, text), in the order given, folders expanded in path order.
+    pub files: Vec<(String, String)>,
+    pub diags: Vec<SchemaDiag>,
+}
+
+/// Reads every path: a file is taken whatever its extension, a folder yields its `*.json`
+/// files at any depth.
+pub fn read_inputs(paths: &[PathBuf]) -> Result<Inputs, String> {
+    let mut found = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if meta.is_dir() {
+            let mut v = Vec::new();
+            walk(p, 0, &mut v)?;
+            v.sort();
+            found.extend(v);
+        } else {
+            found.push(p.clone());
+        }
+    }
+    let mut inputs = Inputs {
+        files: Vec::new(),
+        diags: Vec::new(),
+    };
+    for p in found {
+        let shown = p.display().to_string();
+        let bytes = std::fs::read(&p).map_err(|e| format!("{shown}: {e}"))?;
+        let file: Arc<str> = shown.as_str().into();
+        if bytes.len() > MAX_SPEC_FILE_BYTES {
+            inputs.diags.push(SchemaDiag::error(
+                "file-too-large",
+                &file,
+                Pos { line: 1, col: 1 },
+                "",
+                format!(
+                    "file is {} bytes; spec files are limited to {MAX_SPEC_FILE_BYTES} bytes",
+                    bytes.len()
+                ),
+            ));
+            continue;
+        }
+        match String::from_utf8(bytes) {
+            Ok(text) => inputs.files.push((shown, text)),
+            Err(e) => {
+                let good = e.utf8_error().valid_up_to();
+                let prefix = std::str::from_utf8(&e.as_bytes()[..good]).unwrap_or("");
+                let line = prefix.matches('\n').count() as u32 + 1;
+                let col = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
+                inputs.diags.push(SchemaDiag::error(
+                    "invalid-utf8",
+                    &file,
+                    Pos { line, col },
+                    "",
+                    format!("invalid UTF-8 at byte offset {good}: spec files are UTF-8 (Jackson reads them so)"),
+                ));
+            }
+        }
+    }
+    Ok(inputs)
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    if depth > MAX_DIR_DEPTH {
+        return Err(format!(
+            "{}: folders nested deeper than {MAX_DIR_DEPTH} levels (a symlink loop?)",
+            dir.display()
+        ));
+    }
+    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in rd {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let path = entry.path();
+        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if meta.is_dir() {
+            walk(&path, depth + 1, out)?;
+        } else if path.extension().is_some_and(|x| x == "json") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
