@@ -7,3 +7,4 @@ pub mod diag;
 pub mod encode;
 pub mod plan;
 pub mod tree;
+pub mod walk;

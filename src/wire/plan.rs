@@ -198,9 +198,10 @@ pub fn shared(spec: &'static MessageSpec, version: i16) -> Arc<Plan> {
     p
 }
 
-#[cfg(test)]
-pub(crate) mod testspec {
-    //! Hand-built specs for unit tests that must not depend on the registry.
+#[doc(hidden)]
+pub mod testspec {
+    //! Hand-built specs for tests that must not depend on the registry (public for the
+    //! integration tests and fuzz targets; not a stable API).
     use crate::schema::model::*;
     use crate::schema::versions::Versions;
     use std::sync::Arc;
