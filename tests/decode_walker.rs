@@ -237,3 +237,40 @@ fn self_nesting_hits_the_depth_limit_not_the_stack() {
     let (t, _) = run(s, 0, &bytes);
     assert_eq!(codes(&t), ["depth-limit"]);
 }
+
+#[test]
+fn decoded_json_encodes_back_to_the_same_bytes() {
+    use kinspect::wire::encode::{encode_message, tree_to_json};
+    use kinspect::wire::plan::Plan;
+    let cases: [(i16, &[u8]); 3] = [
+        (0, &[0, 0, 0, 7, 0xff, 0xff, 0, 0, 0, 1, 1, 1, 2]),
+        (
+            1,
+            &[
+                0, 0, 0, 1, 4, b'h', 0xc3, 0xa9, 1, 2, 3, 3, 3, b'o', b'k', 7, 2, 0xaa, 0xbb,
+            ],
+        ),
+        (1, &[0x80, 0, 0, 0, 0, 2, 0, 0x7f, 0xff, 0, 0]),
+    ];
+    for (v, bytes) in cases {
+        let (t, _) = run(demo(), v, bytes);
+        assert!(t.diags.is_empty(), "{:?}", t.diags);
+        let json = tree_to_json(&t, 0);
+        let mut out = Vec::new();
+        encode_message(&Plan::compile(demo(), v), &json, &mut out, "body").unwrap();
+        assert_eq!(out, bytes, "v{v} {json}");
+    }
+    let (t, _) = run(demo(), 1, cases[1].1);
+    let json = tree_to_json(&t, 0);
+    assert_eq!(
+        json,
+        serde_json::json!({"Id":1,"Name":"hé","Items":[],"Note":"ok",
+            "_unknown_tagged_fields":[{"tag":7,"data":"qrs="}]})
+    );
+    // Encoder errors say where and what.
+    let mut out = Vec::new();
+    let bad = serde_json::json!({"Id":1,"Name":null,"Items":[{"B":true,"K":70000}]});
+    let e = encode_message(&Plan::compile(demo(), 0), &bad, &mut out, "body").unwrap_err();
+    assert_eq!(e.path, "body.Items[0].K");
+    assert!(e.message.contains("int16"), "{e}");
+}
