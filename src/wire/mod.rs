@@ -6,5 +6,6 @@ pub mod decode;
 pub mod diag;
 pub mod encode;
 pub mod plan;
+pub mod sample;
 pub mod tree;
 pub mod walk;

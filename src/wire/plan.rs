@@ -37,6 +37,8 @@ pub struct FieldPlan {
     pub compact: bool,
     /// Set for fields carried in the tagged section.
     pub tag: Option<u32>,
+    /// The spec's `default` as written (a tagged field equal to it is not written by Kafka).
+    pub default: Option<&'static str>,
 }
 
 /// One struct (the message itself, an inline struct or a common struct) at the plan's version.
@@ -124,6 +126,7 @@ impl Plan {
                 nullable: f.is_nullable_in(v),
                 compact,
                 tag: None,
+                default: f.default.as_deref(),
             };
             if in_tag {
                 tagged.push(FieldPlan {
