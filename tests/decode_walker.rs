@@ -225,12 +225,10 @@ fn nullable_struct_markers_inside_and_outside_tags() {
 #[test]
 fn self_nesting_hits_the_depth_limit_not_the_stack() {
     let mut s = spec("DeepRequest", "0", "none", vec![]).clone();
-    s.common_structs.push(kinspect::schema::model::StructSpec {
-        name: "Deep".into(),
-        versions: v("0+"),
-        fields: vec![nullable(f("Next", "Deep", "0+"), "0+")],
-        pos: Default::default(),
-    });
+    s.common_structs.push(common_struct(
+        "Deep",
+        vec![nullable(f("Next", "Deep", "0+"), "0+")],
+    ));
     s.fields.push(nullable(f("Next", "Deep", "0+"), "0+"));
     let s: &'static MessageSpec = Box::leak(Box::new(s));
     let bytes = vec![1u8; 500];

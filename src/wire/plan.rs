@@ -240,6 +240,19 @@ pub mod testspec {
             zero_copy: false,
             fields: Vec::new(),
             pos: Pos::default(),
+            type_text: t.into(),
+            props: Vec::new(),
+        }
+    }
+
+    pub fn common_struct(name: &str, fields: Vec<Field>) -> StructSpec {
+        StructSpec {
+            name: name.into(),
+            versions: v("0+"),
+            fields,
+            pos: Pos::default(),
+            deprecated_versions: Versions::NONE,
+            props: Vec::new(),
         }
     }
 
@@ -278,6 +291,8 @@ pub mod testspec {
             fields,
             common_structs: Vec::new(),
             path: Arc::from("test"),
+            pos: Pos::default(),
+            props: Vec::new(),
         }))
     }
 }
@@ -372,12 +387,7 @@ mod tests {
         let leaked: &'static mut MessageSpec = Box::leak(Box::new(s.clone()));
         leaked
             .common_structs
-            .push(crate::schema::model::StructSpec {
-                name: "Loop".into(),
-                versions: v("0+"),
-                fields: vec![f("Me", "Loop", "0+")],
-                pos: Default::default(),
-            });
+            .push(common_struct("Loop", vec![f("Me", "Loop", "0+")]));
         s = leaked;
         let p = Plan::compile(s, 0);
         assert!(
