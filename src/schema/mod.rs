@@ -2,6 +2,7 @@
 //! (with diagnostics and suggestions), the model itself, version ranges, and the bundle format
 //! the built-in protocol is stored in.
 
+pub mod bundle;
 pub mod diag;
 mod jackson;
 pub mod json;
