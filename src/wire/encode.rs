@@ -8,7 +8,10 @@
 
 use super::cursor::put_uvarint;
 use super::plan::{Plan, Ty};
-use super::tree::{Kind, NodeId, Tree, Value};
+use super::tree::{Kind, NodeId, Span, Tree, Value};
+use crate::pdu::{Direction, Pdu};
+use crate::protocol::headers::header_version;
+use crate::protocol::Protocol;
 use crate::schema::model::Prim;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine as _;
@@ -52,6 +55,122 @@ fn join(path: &str, name: &str) -> String {
 
 /// The member key under which unknown tagged fields travel.
 pub const UNKNOWN_TAGS: &str = "_unknown_tagged_fields";
+
+/// Encodes one decoded-PDU JSON object (CONTRACT.md; the non-annotated form) to the frame's
+/// bytes: `direction`, `api_key` and `api_version` (for a response, its request's) pick the
+/// header and body schemas as Kafka does; a size prefix is written when `length` is present. A
+/// raw SASL token is `{"token": base64}`.
+pub fn encode_pdu(proto: &'static Protocol, pdu_json: &J) -> Result<Vec<u8>, EncodeError> {
+    let obj = pdu_json
+        .as_object()
+        .ok_or_else(|| err("", "expected a PDU object"))?;
+    let mut out = Vec::new();
+    let prefixed = obj.contains_key("length");
+    if prefixed {
+        out.extend_from_slice(&[0; 4]);
+    }
+    if let Some(tok) = obj.get("token") {
+        let b64 = tok
+            .as_str()
+            .ok_or_else(|| err("token", "expected base64"))?;
+        out.extend(
+            STANDARD
+                .decode(b64)
+                .map_err(|e| err("token", format!("invalid base64: {e}")))?,
+        );
+    } else {
+        let dir = match obj.get("direction").and_then(J::as_str) {
+            Some("request") => Direction::Request,
+            Some("response") => Direction::Response,
+            _ => return Err(err("direction", "expected \"request\" or \"response\"")),
+        };
+        let num = |k: &str| {
+            obj.get(k)
+                .and_then(J::as_i64)
+                .and_then(|n| i16::try_from(n).ok())
+                .ok_or_else(|| err(k, "expected an integer -32768..=32767"))
+        };
+        let (key, ver) = (num("api_key")?, num("api_version")?);
+        let hv = header_version(proto, dir, key, ver)
+            .ok_or_else(|| err("api_key", format!("API key {key} is not in this protocol")))?;
+        let h = proto.header(dir, hv).ok_or_else(|| {
+            err(
+                "header",
+                format!("no {} header v{hv} in this protocol", dir.as_str()),
+            )
+        })?;
+        let hj = obj.get("header").ok_or_else(|| err("header", "missing"))?;
+        encode_message(&super::plan::shared(h.spec, hv), hj, &mut out, "header")?;
+        let b = proto.message(key, ver, dir).ok_or_else(|| {
+            err(
+                "api_version",
+                format!("API {key} has no {} version {ver}", dir.as_str()),
+            )
+        })?;
+        let bj = obj.get("body").ok_or_else(|| err("body", "missing"))?;
+        encode_message(&super::plan::shared(b.spec, ver), bj, &mut out, "body")?;
+        if let Some(t) = obj.get(TRAILING) {
+            let b64 = t.as_str().ok_or_else(|| err(TRAILING, "expected base64"))?;
+            out.extend(
+                STANDARD
+                    .decode(b64)
+                    .map_err(|e| err(TRAILING, format!("invalid base64: {e}")))?,
+            );
+        }
+    }
+    if prefixed {
+        let size = i32::try_from(out.len() - 4).map_err(|_| err("", "frame larger than 2 GiB"))?;
+        out[..4].copy_from_slice(&size.to_be_bytes());
+    }
+    Ok(out)
+}
+
+/// Root member holding bytes found after the body (`trailing-bytes`), base64, so that even a
+/// malformed frame round-trips (a kinspect addition to CONTRACT.md).
+pub const TRAILING: &str = "_trailing";
+
+/// The message-level JSON of a decoded PDU (`direction`, `api_key`, `api_version`, `length`
+/// when the frame had a size prefix, `header`, `body` or `token`, `_trailing`): what
+/// [`encode_pdu`] needs.
+/// The printers add origin, names and diagnostics.
+pub fn pdu_json(pdu: &Pdu) -> J {
+    let mut m = Map::new();
+    let t = &pdu.tree;
+    if let Some(d) = pdu.direction {
+        m.insert("direction".into(), d.as_str().into());
+    }
+    if let Some(k) = pdu.api_key {
+        m.insert("api_key".into(), k.into());
+    }
+    if let Some(v) = pdu.api_version {
+        m.insert("api_version".into(), v.into());
+    }
+    if let Some(root) = t.nodes.first() {
+        if root.hdr == 4 {
+            m.insert("length".into(), (root.len.saturating_sub(4)).into());
+        }
+        for c in t.children(0) {
+            let n = t.node(c);
+            if n.name == TRAILING {
+                m.insert(
+                    TRAILING.into(),
+                    STANDARD
+                        .encode(t.bytes(
+                            n.buf,
+                            Span {
+                                start: n.offset,
+                                len: n.len,
+                            },
+                        ))
+                        .into(),
+                );
+            } else if !n.name.starts_with('_') {
+                m.insert(n.name.to_string(), tree_to_json(t, c));
+            }
+        }
+    }
+    J::Object(m)
+}
 
 /// Encodes `json` (a struct object) as the plan's message, appending to `out`.
 pub fn encode_message(
