@@ -6,10 +6,10 @@
 
 pub mod capture;
 pub mod check;
-pub mod cli;
-pub mod input;
 pub mod limits;
+pub mod cli;
 pub mod output;
+pub mod input;
 pub mod pdu;
 pub mod protocol;
 pub mod records;
