@@ -11,7 +11,7 @@
 //! - Capture notes (gaps, TLS, skipped bytes) print as objects with the origin keys, `"note"`
 //!   (the diagnostic code) and `"diagnostics"`, and no `header`/`body`.
 
-use super::{sasl, time};
+use super::time;
 use crate::pdu::{Origin, Pdu};
 use crate::wire::diag::Diagnostic;
 use crate::wire::tree::{Kind, Node, NodeId, Tree, Value};
@@ -414,7 +414,7 @@ impl Printer<'_> {
             Value::Bytes(s) => {
                 let b = self.t.bytes(n.buf, s);
                 if self.sasl && !self.o.show_secrets {
-                    if let Some(masked) = sasl::mask_plain(b) {
+                    if let Some(masked) = crate::capture::mask_sasl_plain(b) {
                         return write_base64(w, &masked);
                     }
                 }

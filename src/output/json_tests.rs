@@ -298,9 +298,9 @@ fn sasl_plain_token_is_masked_unless_asked() {
     };
     let masked = to_string(&pdu, JsonOptions::default());
     assert!(
-        masked.contains(r#""token":"AGFsaWNlACoqKioqKioq""#),
+        masked.contains(r#""token":"AGFsaWNlACoqKioqKio=""#),
         "{masked}"
-    ); // "\0alice\0********"
+    ); // "\0alice\0*******" (same length)
     let shown = to_string(
         &pdu,
         JsonOptions {
@@ -312,4 +312,58 @@ fn sasl_plain_token_is_masked_unless_asked() {
         shown.contains(r#""token":"AGFsaWNlAGh1bnRlcjI=""#),
         "{shown}"
     ); // "\0alice\0hunter2"
+}
+
+#[test]
+fn tree_view_matches_the_hand_annotation() {
+    let o = crate::output::Options {
+        format: crate::output::Format::Tree,
+        annotate: false,
+        color: false,
+        show_secrets: false,
+    };
+    let mut v = Vec::new();
+    crate::output::tree::write_pdu(&mut v, &apiversions_pdu(), None, &o).unwrap();
+    let want = "\
+#0 frame 4 2024-05-01T10:00:00.123456789Z 127.0.0.1:41548 → 127.0.0.1:19094 request ApiVersions v3 correlation_id=1 [4.3.1]
+  0x0000 | 00 00 00 24             | size = 36
+  0x0004 |                         | header
+  0x0004 | 00 12                   |   RequestApiKey = 18 (ApiVersions)
+  0x0006 | 00 03                   |   RequestApiVersion = 3
+  0x0008 | 00 00 00 01             |   CorrelationId = 1
+  0x000c | 00 07 72 64 6b 61 66 6b |   ClientId = \"rdkafka\"
+         | 61                      |
+  0x0015 | 00                      |   0 tagged fields
+  0x0016 |                         | body
+  0x0016 | 0b 6c 69 62 72 64 6b 61 |   ClientSoftwareName = \"librdkafka\"
+         | 66 6b 61                |
+  0x0021 | 06 32 2e 30 2e 32       |   ClientSoftwareVersion = \"2.0.2\"
+  0x0027 | 00                      |   0 tagged fields
+
+";
+    assert_eq!(String::from_utf8(v).unwrap(), want);
+}
+
+#[test]
+fn summary_line_and_color_switch() {
+    let mut o = crate::output::Options {
+        format: crate::output::Format::Summary,
+        annotate: false,
+        color: false,
+        show_secrets: false,
+    };
+    let mut v = Vec::new();
+    let mut st = crate::output::summary::State::default();
+    st.write_pdu(&mut v, &apiversions_pdu(), &o).unwrap();
+    assert_eq!(
+        String::from_utf8(v).unwrap(),
+        "     4    0.000000 127.0.0.1:41548 → 127.0.0.1:19094 request  ApiVersions v3 corr=1 client=rdkafka\n"
+    );
+    o.color = true;
+    let mut v = Vec::new();
+    st.write_pdu(&mut v, &apiversions_pdu(), &o).unwrap();
+    assert!(
+        v.windows(4).any(|w| w == b"\x1b[1m"),
+        "no escape with color on"
+    );
 }

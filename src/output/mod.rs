@@ -3,7 +3,6 @@
 //! `offset | bytes | field = value` view) and `summary` (one line per PDU).
 
 pub mod json;
-pub mod sasl;
 pub mod summary;
 pub mod time;
 pub mod tree;

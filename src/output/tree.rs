@@ -4,7 +4,7 @@
 //! a 1 MB record set does not flood the terminal. Diagnostics follow the PDU's rows.
 
 use super::json::{size_prefix, uuid_string};
-use super::{sasl, Options, Palette};
+use super::{Options, Palette};
 use crate::pdu::{Origin, Pdu};
 use crate::wire::diag::Diagnostic;
 use crate::wire::tree::{Kind, Node, NodeId, Tree, Value};
@@ -207,7 +207,7 @@ impl Rows<'_> {
     ) -> io::Result<()> {
         let n = *self.t.node(id);
         let p = self.p;
-        let label = if element {
+        let label = if element || n.kind == Kind::TaggedSection {
             String::new()
         } else {
             format!(
@@ -344,7 +344,7 @@ impl Rows<'_> {
             Value::Bytes(s) => {
                 let b = self.t.bytes(n.buf, s);
                 if depth == 0 && n.name == "token" && !self.show_secrets {
-                    if let Some(m) = sasl::mask_plain(b) {
+                    if let Some(m) = crate::capture::mask_sasl_plain(b) {
                         return format!(
                             "{} bytes (SASL/PLAIN {}, password masked)",
                             b.len(),
