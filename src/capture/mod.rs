@@ -29,6 +29,8 @@ mod link;
 mod pcap;
 mod sasl;
 mod tcp;
+#[doc(hidden)]
+pub mod testgen;
 
 pub use sasl::mask_sasl_plain;
 

@@ -17,6 +17,9 @@ use std::net::SocketAddr;
 /// Segments a connection of unknown purpose may carry before it is judged not to be Kafka.
 const DETECTION_SEGMENTS: u8 = 8;
 
+/// Lowest ephemeral (client) port on Linux.
+const EPHEMERAL: u16 = 32768;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Unknown { tries: u8 },
@@ -184,6 +187,12 @@ impl<'o> Tracker<'o> {
             match (self.opts.is_kafka_port(pa), self.opts.is_kafka_port(pb)) {
                 (false, true) => c.client_is_a = Some(true),
                 (true, false) => c.client_is_a = Some(false),
+                // Clients connect from ephemeral ports (32768 and up on Linux, 49152 and up
+                // elsewhere) while brokers listen below: without a SYN or a known port, this
+                // keeps a response that happens to parse as a request from turning the
+                // connection around.
+                _ if pa >= EPHEMERAL && pb < EPHEMERAL => c.client_is_a = Some(true),
+                _ if pb >= EPHEMERAL && pa < EPHEMERAL => c.client_is_a = Some(false),
                 _ => {}
             }
         }
