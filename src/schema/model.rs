@@ -240,10 +240,7 @@ impl MessageSpec {
             return &field.fields;
         }
         match field.ty.struct_name() {
-            Some(name) => self
-                .common_struct(name)
-                .map(|s| &s.fields[..])
-                .unwrap_or(&[]),
+            Some(name) => self.common_struct(name).map(|s| &s.fields[..]).unwrap_or(&[]),
             None => &[],
         }
     }
