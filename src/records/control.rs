@@ -8,7 +8,15 @@ use crate::wire::diag::Diagnostic;
 use crate::wire::tree::{Kind, Span, Value};
 
 /// Control record types (`ControlRecordType`), by key `Type`.
-pub const TYPES: [&str; 7] = ["ABORT", "COMMIT", "LEADER_CHANGE", "SNAPSHOT_HEADER", "SNAPSHOT_FOOTER", "KRAFT_VERSION", "KRAFT_VOTERS"];
+pub const TYPES: [&str; 7] = [
+    "ABORT",
+    "COMMIT",
+    "LEADER_CHANGE",
+    "SNAPSHOT_HEADER",
+    "SNAPSHOT_FOOTER",
+    "KRAFT_VERSION",
+    "KRAFT_VOTERS",
+];
 
 /// Opens a struct named `name` over a length-prefixed key or value, with the cursor limited to
 /// its content; `None` when it is null (a `Null` member is pushed instead).
@@ -32,7 +40,16 @@ fn close_prefixed(w: &mut W, id: u32, s: Span, saved_end: u32) {
     let end = s.start + s.len;
     if w.rd.pos < end {
         let p = w.rd.pos;
-        w.t.leaf("Unparsed", Value::Bytes(Span { start: p, len: end - p }), w.buf, p, end - p);
+        w.t.leaf(
+            "Unparsed",
+            Value::Bytes(Span {
+                start: p,
+                len: end - p,
+            }),
+            w.buf,
+            p,
+            end - p,
+        );
     }
     w.t.close(id, end);
     w.rd.pos = end;
@@ -43,14 +60,24 @@ fn close_prefixed(w: &mut W, id: u32, s: Span, saved_end: u32) {
 pub(crate) fn key(w: &mut W, path: &str) -> R<i16> {
     let Some((id, s, saved)) = open_prefixed(w, "Key")? else {
         let at = w.rd.pos as u64;
-        w.diag(Diagnostic::error("control-record-invalid", format!("{path}.Key"), at, "a control record needs a key"));
+        w.diag(Diagnostic::error(
+            "control-record-invalid",
+            format!("{path}.Key"),
+            at,
+            "a control record needs a key",
+        ));
         return Ok(-1);
     };
     if s.len < 4 {
-        w.diag(Diagnostic::error("control-record-invalid", format!("{path}.Key"), s.start as u64, format!(
-            "control key has {} bytes, expected at least 4 (version, type)",
-            s.len
-        )));
+        w.diag(Diagnostic::error(
+            "control-record-invalid",
+            format!("{path}.Key"),
+            s.start as u64,
+            format!(
+                "control key has {} bytes, expected at least 4 (version, type)",
+                s.len
+            ),
+        ));
         close_prefixed(w, id, s, saved);
         return Ok(-1);
     }
@@ -60,9 +87,14 @@ pub(crate) fn key(w: &mut W, path: &str) -> R<i16> {
         Some(name) => w.derived("TypeName", Value::Label(name)),
         None => {
             w.derived("TypeName", Value::Label("UNKNOWN"));
-            w.diag(Diagnostic::warning("unknown-control-type", format!("{path}.Key.Type"), (s.start + 2) as u64, format!(
+            w.diag(Diagnostic::warning(
+                "unknown-control-type",
+                format!("{path}.Key.Type"),
+                (s.start + 2) as u64,
+                format!(
                 "control record type {ty} is not one Kafka defines (0-6); ignored as Kafka does"
-            )));
+            ),
+            ));
         }
     }
     close_prefixed(w, id, s, saved);
@@ -73,10 +105,18 @@ pub(crate) fn key(w: &mut W, path: &str) -> R<i16> {
 pub(crate) fn value(w: &mut W, ty: i16, path: &str) -> R<()> {
     match ty {
         0 | 1 => {
-            let Some((id, s, saved)) = open_prefixed(w, "Value")? else { return Ok(()) };
-            let r = w.int("Version", 2).and_then(|_| w.int("CoordinatorEpoch", 4));
+            let Some((id, s, saved)) = open_prefixed(w, "Value")? else {
+                return Ok(());
+            };
+            let r = w
+                .int("Version", 2)
+                .and_then(|_| w.int("CoordinatorEpoch", 4));
             if let Err(f) = r {
-                let f = Fail::new("control-record-invalid", f.offset, format!("transaction marker value: {}", f.message));
+                let f = Fail::new(
+                    "control-record-invalid",
+                    f.offset,
+                    format!("transaction marker value: {}", f.message),
+                );
                 w.fail(f, &format!("{path}.Value"), s.start + s.len);
             }
             close_prefixed(w, id, s, saved);

@@ -51,7 +51,16 @@ fn body_and_close(w: &mut W, id: u32, s: Span, saved: u32) {
     let end = s.start + s.len;
     let p = w.rd.pos;
     if p < end {
-        w.t.leaf("Data", Value::Bytes(Span { start: p, len: end - p }), w.buf, p, end - p);
+        w.t.leaf(
+            "Data",
+            Value::Bytes(Span {
+                start: p,
+                len: end - p,
+            }),
+            w.buf,
+            p,
+            end - p,
+        );
     }
     w.t.close(id, end);
     w.rd.pos = end;
@@ -62,7 +71,12 @@ fn coordinator(w: &mut W, path: &str) -> R<()> {
     match open(w, "Key")? {
         None => {
             let at = w.rd.pos as u64;
-            w.diag(Diagnostic::error("internal-key-invalid", format!("{path}.Key"), at, "a coordinator record needs a key"));
+            w.diag(Diagnostic::error(
+                "internal-key-invalid",
+                format!("{path}.Key"),
+                at,
+                "a coordinator record needs a key",
+            ));
         }
         Some((id, s, saved)) => {
             if let Err(f) = w.int("Type", 2) {
@@ -87,11 +101,21 @@ fn metadata(w: &mut W, path: &str) -> R<()> {
     let id = w.t.leaf("Key", v, w.buf, at, w.rd.pos - at);
     w.t.node_mut(id).hdr = hdr;
     if key.is_some() {
-        w.diag(Diagnostic::error("metadata-key-present", format!("{path}.Key"), at as u64, "a metadata record's key must be null"));
+        w.diag(Diagnostic::error(
+            "metadata-key-present",
+            format!("{path}.Key"),
+            at as u64,
+            "a metadata record's key must be null",
+        ));
     }
     let Some((id, s, saved)) = open(w, "Value")? else {
         let at = w.rd.pos as u64;
-        w.diag(Diagnostic::error("metadata-frame-invalid", format!("{path}.Value"), at, "a metadata record's value cannot be null"));
+        w.diag(Diagnostic::error(
+            "metadata-frame-invalid",
+            format!("{path}.Value"),
+            at,
+            "a metadata record's value cannot be null",
+        ));
         return Ok(());
     };
     let vpath = format!("{path}.Value");
@@ -101,10 +125,19 @@ fn metadata(w: &mut W, path: &str) -> R<()> {
             Ok(v) => {
                 w.t.leaf(name, Value::Int(v as i64), w.buf, at, w.rd.pos - at);
                 if v > MAX_FRAME_FIELD || (name == "FrameVersion" && v != 1) {
-                    w.diag(Diagnostic::error("metadata-frame-invalid", format!("{vpath}.{name}"), at as u64, format!(
-                        "{name} {v}: expected {}",
-                        if name == "FrameVersion" { "1" } else { "at most 32767" }
-                    )));
+                    w.diag(Diagnostic::error(
+                        "metadata-frame-invalid",
+                        format!("{vpath}.{name}"),
+                        at as u64,
+                        format!(
+                            "{name} {v}: expected {}",
+                            if name == "FrameVersion" {
+                                "1"
+                            } else {
+                                "at most 32767"
+                            }
+                        ),
+                    ));
                 }
             }
             Err(f) => {

@@ -72,7 +72,11 @@ impl AsType {
 
     /// Parses an `--as` value; also accepts the topic names themselves.
     pub fn from_name(s: &str) -> Option<AsType> {
-        AsType::NAMES.iter().find(|(n, _)| *n == s).map(|(_, t)| *t).or_else(|| AsType::for_topic(s))
+        AsType::NAMES
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, t)| *t)
+            .or_else(|| AsType::for_topic(s))
     }
 
     /// The interpretation a topic gets automatically.
@@ -118,7 +122,14 @@ const MAGIC_OFFSET: u32 = 16;
 /// container the caller has open (an array). `path` names that container in diagnostics
 /// (`body.Topics[0].Partitions[0].Records`). Never panics; every problem becomes a diagnostic
 /// and, where bytes could not be decoded, an `Error` node covering them.
-pub fn decode_records(tree: &mut Tree, buf: u16, start: u32, len: u32, ctx: &RecordsContext, path: &str) {
+pub fn decode_records(
+    tree: &mut Tree,
+    buf: u16,
+    start: u32,
+    len: u32,
+    ctx: &RecordsContext,
+    path: &str,
+) {
     let mut rd = Rd::new(tree.buf(buf), start, len);
     let mut index = 0usize;
     while !rd.at_end() {
@@ -135,7 +146,9 @@ pub fn decode_records(tree: &mut Tree, buf: u16, start: u32, len: u32, ctx: &Rec
         let remaining = rd.remaining();
         let data = tree.buf(buf);
         let size = (remaining >= 12).then(|| be_i32(data, at + 8));
-        let magic = (remaining > MAGIC_OFFSET).then(|| data.get((at + MAGIC_OFFSET) as usize).map(|&m| m as i8)).flatten();
+        let magic = (remaining > MAGIC_OFFSET)
+            .then(|| data.get((at + MAGIC_OFFSET) as usize).map(|&m| m as i8))
+            .flatten();
         match size {
             Some(s) if s < MIN_BATCH_SIZE => {
                 // Without a usable size there is no next batch to find: the rest is one error.
@@ -149,7 +162,9 @@ pub fn decode_records(tree: &mut Tree, buf: u16, start: u32, len: u32, ctx: &Rec
                 let total = s as u32 + 12;
                 match magic {
                     Some(2) => batch::decode_v2(tree, buf, at, total, ctx, &bpath()),
-                    Some(m @ (0 | 1)) => legacy::decode_message(tree, buf, at, total, m, ctx, &bpath(), None),
+                    Some(m @ (0 | 1)) => {
+                        legacy::decode_message(tree, buf, at, total, m, ctx, &bpath(), None)
+                    }
                     _ => {
                         let m = magic.unwrap_or(-1);
                         let d = Diagnostic::error("unknown-magic", bpath(), (at + MAGIC_OFFSET) as u64, format!(
@@ -171,7 +186,16 @@ pub fn decode_records(tree: &mut Tree, buf: u16, start: u32, len: u32, ctx: &Rec
 
 /// A batch with fewer bytes than it declares: the header fields that fit, then the rest raw.
 #[allow(clippy::too_many_arguments)]
-fn partial(t: &mut Tree, buf: u16, at: u32, remaining: u32, size: Option<i32>, magic: Option<i8>, ctx: &RecordsContext, path: &str) {
+fn partial(
+    t: &mut Tree,
+    buf: u16,
+    at: u32,
+    remaining: u32,
+    size: Option<i32>,
+    magic: Option<i8>,
+    ctx: &RecordsContext,
+    path: &str,
+) {
     let id = t.open("", Kind::Struct, buf, at);
     let mut w = W::new(t, buf, at, remaining);
     let _ = w.int("BaseOffset", 8);
@@ -180,10 +204,17 @@ fn partial(t: &mut Tree, buf: u16, at: u32, remaining: u32, size: Option<i32>, m
         let _ = w.int("PartitionLeaderEpoch", 4);
         let _ = w.int("Magic", 1);
     }
-    let declared = size.map(|s| format!("declares {} bytes", s as i64 + 12)).unwrap_or_else(|| "has no complete size".into());
+    let declared = size
+        .map(|s| format!("declares {} bytes", s as i64 + 12))
+        .unwrap_or_else(|| "has no complete size".into());
     let msg = format!("last batch {declared}, only {remaining} remain");
     let d = if ctx.partial_tail_ok {
-        Diagnostic::info("partial-batch", path, at as u64, format!("{msg} (normal at the end of a fetch response or log)"))
+        Diagnostic::info(
+            "partial-batch",
+            path,
+            at as u64,
+            format!("{msg} (normal at the end of a fetch response or log)"),
+        )
     } else {
         Diagnostic::error("truncated", path, at as u64, msg)
     };
@@ -192,7 +223,16 @@ fn partial(t: &mut Tree, buf: u16, at: u32, remaining: u32, size: Option<i32>, m
     let pos = w.rd.pos;
     let rest = w.rd.end - pos;
     if rest > 0 {
-        w.t.leaf("Incomplete", Value::Bytes(Span { start: pos, len: rest }), buf, pos, rest);
+        w.t.leaf(
+            "Incomplete",
+            Value::Bytes(Span {
+                start: pos,
+                len: rest,
+            }),
+            buf,
+            pos,
+            rest,
+        );
     }
     t.close(id, at + remaining);
 }
@@ -242,14 +282,16 @@ impl<'t> W<'t> {
     pub fn varint(&mut self, name: &'static str) -> R<i32> {
         let at = self.rd.pos;
         let v = self.rd.varint(self.t.buf(self.buf), name)?;
-        self.t.leaf(name, Value::Int(v as i64), self.buf, at, self.rd.pos - at);
+        self.t
+            .leaf(name, Value::Int(v as i64), self.buf, at, self.rd.pos - at);
         Ok(v)
     }
 
     pub fn varlong(&mut self, name: &'static str) -> R<i64> {
         let at = self.rd.pos;
         let v = self.rd.varlong(self.t.buf(self.buf), name)?;
-        self.t.leaf(name, Value::Int(v), self.buf, at, self.rd.pos - at);
+        self.t
+            .leaf(name, Value::Int(v), self.buf, at, self.rd.pos - at);
         Ok(v)
     }
 
@@ -264,21 +306,36 @@ impl<'t> W<'t> {
     pub fn len_prefixed(&mut self, name: &str, varint: bool) -> R<(u32, u16, Option<Span>)> {
         let at = self.rd.pos;
         let d = self.t.buf(self.buf);
-        let n = if varint { self.rd.varint(d, name)? } else { self.rd.i32(d, name)? };
+        let n = if varint {
+            self.rd.varint(d, name)?
+        } else {
+            self.rd.i32(d, name)?
+        };
         let hdr = (self.rd.pos - at) as u16;
         if n == -1 {
             return Ok((at, hdr, None));
         }
         if n < -1 {
-            return Err(Fail::new("negative-length", at, format!("{name}: length {n}, expected -1 (null) or ≥ 0")));
+            return Err(Fail::new(
+                "negative-length",
+                at,
+                format!("{name}: length {n}, expected -1 (null) or ≥ 0"),
+            ));
         }
         if n as u32 > self.rd.remaining() {
-            return Err(Fail::new("truncated", at, format!(
-                "{name}: declares {n} bytes, only {} remain",
-                self.rd.remaining()
-            )));
+            return Err(Fail::new(
+                "truncated",
+                at,
+                format!(
+                    "{name}: declares {n} bytes, only {} remain",
+                    self.rd.remaining()
+                ),
+            ));
         }
-        let s = Span { start: self.rd.pos, len: n as u32 };
+        let s = Span {
+            start: self.rd.pos,
+            len: n as u32,
+        };
         self.rd.pos += n as u32;
         Ok((at, hdr, Some(s)))
     }
@@ -303,7 +360,12 @@ impl<'t> W<'t> {
 
     /// Where the last pushed node in this buffer ends (so an error node never overlaps it).
     fn last_end(&self) -> u32 {
-        self.t.nodes.last().filter(|n| n.buf == self.buf).map(|n| n.offset + n.len).unwrap_or(0)
+        self.t
+            .nodes
+            .last()
+            .filter(|n| n.buf == self.buf)
+            .map(|n| n.offset + n.len)
+            .unwrap_or(0)
     }
 
     pub fn diag(&mut self, d: Diagnostic) {

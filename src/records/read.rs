@@ -37,7 +37,10 @@ impl Rd {
     pub fn new(data: &[u8], start: u32, len: u32) -> Rd {
         let dlen = u32::try_from(data.len()).unwrap_or(u32::MAX);
         let end = start.saturating_add(len).min(dlen);
-        Rd { pos: start.min(end), end }
+        Rd {
+            pos: start.min(end),
+            end,
+        }
     }
 
     pub fn remaining(&self) -> u32 {
@@ -57,9 +60,15 @@ impl Rd {
                 format!("{what}: needs {n} bytes, only {} remain", self.remaining()),
             ));
         }
-        let s = d.get(self.pos as usize..(self.pos + n) as usize).ok_or_else(|| {
-            Fail::new("truncated", self.pos, format!("{what}: the buffer ends before byte {}", self.pos + n))
-        })?;
+        let s = d
+            .get(self.pos as usize..(self.pos + n) as usize)
+            .ok_or_else(|| {
+                Fail::new(
+                    "truncated",
+                    self.pos,
+                    format!("{what}: the buffer ends before byte {}", self.pos + n),
+                )
+            })?;
         self.pos += n;
         Ok(s)
     }
@@ -92,8 +101,7 @@ impl Rd {
         let start = self.pos;
         let mut value: u64 = 0;
         for i in 0..max_bytes {
-            let Some(&b) = d.get(self.pos as usize).filter(|_| self.pos < self.end)
-            else {
+            let Some(&b) = d.get(self.pos as usize).filter(|_| self.pos < self.end) else {
                 return Err(Fail::new(
                     "truncated",
                     self.pos,
