@@ -12,8 +12,6 @@ use crate::wire::tree::{Kind, Span, Tree, Value};
 pub const HEADER_LEN: u32 = 61;
 /// The CRC covers the batch from the attributes on.
 const CRC_FROM: u32 = 21;
-/// The smallest possible v2 record: seven one-byte fields.
-const MIN_RECORD_LEN: u32 = 7;
 
 /// What records need from their batch header.
 #[derive(Clone, Copy, Debug)]
@@ -229,18 +227,9 @@ fn records(
             region.start as u64,
             format!("records count {count}"),
         ));
-    } else if count as u64 * MIN_RECORD_LEN as u64 > region.len as u64 {
-        w.diag(Diagnostic::error(
-            "count-exceeds-remaining",
-            path,
-            region.start as u64,
-            format!(
-                "{count} records declared, but {} bytes hold at most {}",
-                region.len,
-                region.len / MIN_RECORD_LEN
-            ),
-        ));
     }
+    // A count larger than the bytes can hold needs no check of its own: the loop below stops
+    // at the end of the bytes and reports the shortfall.
     let mut i = 0i32;
     while i < count.max(0) {
         if w.rd.at_end() {
