@@ -35,6 +35,7 @@
 pub mod batch;
 pub mod codec;
 pub mod control;
+pub mod file;
 pub mod internal;
 pub mod legacy;
 pub mod read;
