@@ -6,9 +6,10 @@
 
 pub mod capture;
 pub mod check;
-pub mod limits;
 pub mod cli;
+pub mod limits;
 pub mod output;
+pub mod input;
 pub mod pdu;
 pub mod protocol;
 pub mod records;

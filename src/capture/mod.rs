@@ -1,1 +1,233 @@
-//! (module under construction)
+//! Packet captures to Kafka frames: pcap/pcapng files (and, behind the `live` feature, live
+//! interfaces), link layers, IPv4/IPv6, TCP reassembly per connection and direction, Kafka framing
+//! with resynchronisation, request↔response matching by correlation id, SASL token recognition,
+//! and the session state that needs decoded bodies (`session`).
+//!
+//! The reader streams: it holds one capture block, the per-connection reassembly state and the
+//! bytes of frames not yet complete, never the file.
+//!
+//! Diagnostic codes produced here (in `Event::Note`s, all with `path` "capture"):
+//! - `capture-truncated` (error): the file ends inside a record/block.
+//! - `capture-damaged` (error): a record/block cannot be parsed (bad length, bad block); reading
+//!   stops there.
+//! - `caplen-exceeds-snaplen` (warning): a record holds more bytes than the file's snap length.
+//! - `timestamp-resolution` (warning): a pcapng interface declares an unusable time resolution.
+//! - `unsupported-linktype` (warning, once per link type): packets of that link type are skipped.
+//! - `gap` (warning): bytes of a TCP stream were never captured (loss, or a snap length).
+//! - `frame-incomplete` (warning): a Kafka frame is delivered with only its captured prefix.
+//! - `resync` (warning): bytes skipped before the next plausible frame boundary.
+//! - `bad-frame-size` (error): a size prefix that is negative or above `MAX_FRAME_SIZE`.
+//! - `tls` (info): a connection on a Kafka port carries TLS, which is not decoded.
+//! - `reassembly-overflow` (warning): out-of-order data past `MAX_REASSEMBLY_BUFFER` was dropped.
+//! - `connections-evicted` (warning): the connection table was full; idle connections flushed.
+//! - `outstanding-overflow` (warning): too many unanswered requests; the oldest were forgotten.
+//! - `unmatched-response` (info): a response whose request was not captured.
+
+mod conv;
+mod framing;
+mod link;
+mod pcap;
+mod sasl;
+mod tcp;
+#[doc(hidden)]
+pub mod testgen;
+
+pub use sasl::mask_sasl_plain;
+
+use crate::pdu::{Hints, Origin};
+use crate::wire::diag::Diagnostic;
+use std::fmt;
+
+/// Ports Kafka brokers usually listen on. Traffic on other ports is still found by its content.
+pub const DEFAULT_KAFKA_PORTS: &[u16] = &[
+    9092, 9093, 9094, 9095, 9096, 9097, 19092, 19093, 19094, 29092, 29093, 39092,
+];
+
+/// How to read a capture.
+#[derive(Clone, Debug)]
+pub struct CaptureOptions {
+    /// Extra ports to treat as Kafka brokers.
+    pub ports: Vec<u16>,
+    /// Whether the well-known Kafka ports (`DEFAULT_KAFKA_PORTS`) mark a broker. When false only
+    /// SYNs and content decide, which is how the tests prove content detection works.
+    pub default_ports: bool,
+    /// Print SASL PLAIN passwords instead of masking them (read by the printers).
+    pub show_secrets: bool,
+    /// Whether (api key, version) is a request the protocol registry knows. Used to judge whether
+    /// bytes look like a request header (content detection, resync). Without it a coarse built-in
+    /// range is used.
+    pub is_known_request: Option<fn(i16, i16) -> bool>,
+}
+
+impl Default for CaptureOptions {
+    fn default() -> Self {
+        CaptureOptions {
+            ports: Vec::new(),
+            default_ports: true,
+            show_secrets: false,
+            is_known_request: None,
+        }
+    }
+}
+
+impl CaptureOptions {
+    pub(crate) fn is_kafka_port(&self, port: u16) -> bool {
+        (self.default_ports && DEFAULT_KAFKA_PORTS.contains(&port)) || self.ports.contains(&port)
+    }
+    pub(crate) fn known_request(&self, key: i16, version: i16) -> bool {
+        match self.is_known_request {
+            Some(f) => f(key, version),
+            // Kafka's API keys run 0..=92 in 4.3 and no API has reached version 32.
+            None => (0..=92).contains(&key) && (0..32).contains(&version),
+        }
+    }
+}
+
+/// What the reader delivers, in capture order.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// One Kafka frame, INCLUDING its 4-byte size prefix. Normally complete; when part of it was
+    /// never captured, a `frame-incomplete` Note precedes it and `data` is the captured prefix.
+    Frame {
+        origin: Origin,
+        hints: Hints,
+        data: &'a [u8],
+    },
+    /// Something that is not a frame: a gap, skipped bytes on resync, TLS, a damaged file…
+    Note { origin: Origin, diag: Diagnostic },
+}
+
+/// Totals of one read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CaptureSummary {
+    /// Capture records/packet blocks read.
+    pub packets: u64,
+    /// Bytes of the capture file read.
+    pub file_bytes: u64,
+    /// Kafka frames delivered.
+    pub frames: u64,
+    /// Notes delivered, and how many of them were errors.
+    pub notes: u64,
+    pub error_notes: u64,
+    /// TCP connections seen (Kafka or not).
+    pub connections: u64,
+    /// Connections carrying Kafka.
+    pub kafka_connections: u64,
+}
+
+/// Why a capture could not be read at all.
+#[derive(Debug)]
+pub enum CaptureError {
+    /// Reading the input failed.
+    Io(std::io::Error),
+    /// The input is not a pcap or pcapng file (the magic at offset 0 is given).
+    NotACapture { magic: [u8; 4], len: usize },
+    /// The file header itself is damaged.
+    BadHeader { offset: u64, message: String },
+}
+
+impl fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CaptureError::Io(e) => write!(f, "cannot read the capture: {e}"),
+            CaptureError::NotACapture { magic, len } if *len < 4 => {
+                write!(f, "at byte 0: expected a pcap or pcapng magic number, but the input holds only {len} byte(s)")
+            }
+            CaptureError::NotACapture { magic, .. } => write!(
+                f,
+                "at byte 0: expected a pcap magic (a1b2c3d4/a1b23c4d, either byte order) or a pcapng section header (0a0d0d0a), found {:02x}{:02x}{:02x}{:02x}",
+                magic[0], magic[1], magic[2], magic[3]
+            ),
+            CaptureError::BadHeader { offset, message } => write!(f, "at byte {offset}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for CaptureError {}
+
+impl From<std::io::Error> for CaptureError {
+    fn from(e: std::io::Error) -> Self {
+        CaptureError::Io(e)
+    }
+}
+
+/// Reads a pcap or pcapng stream and delivers every Kafka frame and note to `sink`, in capture
+/// order. Everything readable before a damaged part is delivered; the damage itself is a Note
+/// (`capture-damaged` / `capture-truncated`) and reading stops there. Only a file that cannot
+/// be read at all is an `Err`.
+pub fn read_capture<R: std::io::Read>(
+    reader: R,
+    opts: &CaptureOptions,
+    sink: &mut dyn FnMut(Event<'_>),
+) -> Result<CaptureSummary, CaptureError> {
+    let mut summary = CaptureSummary::default();
+    let mut tracker = tcp::Tracker::new(opts);
+    let mut out = Counter {
+        sink,
+        summary: &mut summary,
+        index: 0,
+    };
+    let mut link_state = link::LinkState::default();
+    let read = pcap::read_packets(reader, &mut |item| match item {
+        pcap::Item::Packet(p) => {
+            out.summary.packets += 1;
+            match link::parse(p.linktype, p.data, &mut link_state) {
+                link::Parsed::Tcp(seg) => tracker.on_segment(&seg, &p, &mut out),
+                link::Parsed::Other => {}
+                link::Parsed::Note(diag) => out.note(
+                    Origin {
+                        frame: Some(p.frame),
+                        ts_ns: Some(p.ts_ns),
+                        ..Origin::default()
+                    },
+                    diag,
+                ),
+            }
+        }
+        pcap::Item::Note(frame, diag) => out.note(
+            Origin {
+                frame,
+                ..Origin::default()
+            },
+            diag,
+        ),
+    });
+    let file_bytes = match read {
+        Ok(n) => n,
+        Err(e) => return Err(e),
+    };
+    tracker.finish(&mut out);
+    let (conns, kafka) = tracker.counts();
+    summary.connections = conns;
+    summary.kafka_connections = kafka;
+    summary.file_bytes = file_bytes;
+    Ok(summary)
+}
+
+/// Numbers the events and keeps the summary's counts, between the reassembly and the sink.
+pub(crate) struct Counter<'s> {
+    sink: &'s mut dyn FnMut(Event<'_>),
+    summary: &'s mut CaptureSummary,
+    index: u64,
+}
+
+impl Counter<'_> {
+    pub(crate) fn frame(&mut self, mut origin: Origin, hints: Hints, data: &[u8]) {
+        origin.index = self.index;
+        self.index += 1;
+        self.summary.frames += 1;
+        (self.sink)(Event::Frame {
+            origin,
+            hints,
+            data,
+        });
+    }
+    pub(crate) fn note(&mut self, mut origin: Origin, diag: Diagnostic) {
+        origin.index = self.index;
+        self.summary.notes += 1;
+        if diag.is_error() {
+            self.summary.error_notes += 1;
+        }
+        (self.sink)(Event::Note { origin, diag });
+    }
+}

@@ -1,0 +1,286 @@
+//! The Kafka conversation on one connection, as far as it can be followed from headers alone:
+//! which bytes look like a request or a response, outstanding requests by correlation id (so
+//! responses get their request's API, version, frame and latency), and the raw SASL token phase
+//! that follows a SaslHandshake v0.
+
+use super::framing::{FlowCtx, Placement, Plausible};
+use super::{CaptureOptions, Counter};
+use crate::limits::{MAX_FRAME_SIZE, MAX_OUTSTANDING_PER_CONN};
+use crate::pdu::{Conn, Direction, Hints, Origin};
+use crate::wire::diag::Diagnostic;
+use std::collections::VecDeque;
+
+const SASL_HANDSHAKE: i16 = 17;
+
+#[derive(Clone, Copy, Debug)]
+struct Outstanding {
+    correlation_id: i32,
+    api_key: i16,
+    api_version: i16,
+    frame: u64,
+    ts_ns: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sasl {
+    None,
+    /// A SaslHandshake v0 request is outstanding.
+    Handshake,
+    /// Tokens flow without Kafka headers until the client sends a request again.
+    Tokens,
+}
+
+/// Kafka state of one connection.
+#[derive(Debug)]
+pub(crate) struct Conversation {
+    outstanding: VecDeque<Outstanding>,
+    sasl: Sasl,
+    overflow_reported: bool,
+}
+
+impl Default for Conversation {
+    fn default() -> Self {
+        Conversation {
+            outstanding: VecDeque::new(),
+            sasl: Sasl::None,
+            overflow_reported: false,
+        }
+    }
+}
+
+fn be16(d: &[u8], at: usize) -> Option<i16> {
+    Some(i16::from_be_bytes([*d.get(at)?, *d.get(at + 1)?]))
+}
+
+fn be32(d: &[u8], at: usize) -> Option<i32> {
+    Some(i32::from_be_bytes(d.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// Whether `b` (starting at a size prefix) looks like a request frame: a sane size, a known API
+/// and version, and a client id that fits (and is printable as far as it was captured).
+/// `strict` also wants a non-negative correlation id, for boundaries found by scanning.
+pub(crate) fn looks_like_request(b: &[u8], opts: &CaptureOptions, strict: bool) -> Plausible {
+    let (Some(size), Some(key), Some(version), Some(corr)) =
+        (be32(b, 0), be16(b, 4), be16(b, 6), be32(b, 8))
+    else {
+        return Plausible::NeedMore;
+    };
+    if size < 8
+        || size as u32 > MAX_FRAME_SIZE
+        || !opts.known_request(key, version)
+        || (strict && corr < 0)
+    {
+        return Plausible::No;
+    }
+    if size == 8 {
+        // Request header v0 (ControlledShutdown v0): no client id.
+        return Plausible::Yes;
+    }
+    let Some(len) = be16(b, 12) else {
+        return Plausible::NeedMore;
+    };
+    if len < -1 || len as i32 > size - 10 {
+        return Plausible::No;
+    }
+    let id = b.get(14..).unwrap_or(&[]);
+    let id = &id[..id.len().min(len.max(0) as usize)];
+    if id.iter().any(|c| !(0x20..0x7f).contains(c)) {
+        return Plausible::No;
+    }
+    Plausible::Yes
+}
+
+/// TLS handshake record carrying a ClientHello (1) or ServerHello (2).
+pub(crate) fn looks_like_tls(b: &[u8]) -> bool {
+    matches!(b, [0x16, 0x03, 0x00..=0x04, _, _, 1 | 2, ..])
+}
+
+/// One direction of a connection, borrowed for one push into its framer.
+pub(crate) struct FlowView<'a, 's> {
+    pub conv: &'a mut Conversation,
+    pub out: &'a mut Counter<'s>,
+    pub opts: &'a CaptureOptions,
+    pub conn: Conn,
+    pub direction: Direction,
+}
+
+impl FlowView<'_, '_> {
+    fn origin(&self, at: &Placement) -> Origin {
+        Origin {
+            index: 0,
+            frame: Some(at.first_frame),
+            last_frame: Some(at.last_frame),
+            ts_ns: Some(at.ts_ns),
+            conn: Some(self.conn),
+            stream_offset: Some(at.stream_offset),
+        }
+    }
+
+    fn remember(&mut self, o: Outstanding) {
+        if self.conv.outstanding.len() >= MAX_OUTSTANDING_PER_CONN {
+            self.conv.outstanding.pop_front();
+            if !self.conv.overflow_reported {
+                self.conv.overflow_reported = true;
+                let origin = Origin {
+                    frame: Some(o.frame),
+                    conn: Some(self.conn),
+                    ..Origin::default()
+                };
+                self.out.note(
+                    origin,
+                    Diagnostic::warning(
+                        "outstanding-overflow",
+                        "capture",
+                        0,
+                        format!("more than {MAX_OUTSTANDING_PER_CONN} requests without responses on this connection; the oldest are forgotten"),
+                    ),
+                );
+            }
+        }
+        self.conv.outstanding.push_back(o);
+    }
+}
+
+impl FlowCtx for FlowView<'_, '_> {
+    fn plausible(&self, b: &[u8]) -> Plausible {
+        match self.direction {
+            Direction::Request => looks_like_request(b, self.opts, true),
+            Direction::Response => {
+                let (Some(size), Some(corr)) = (be32(b, 0), be32(b, 4)) else {
+                    return Plausible::NeedMore;
+                };
+                if size < 4 || size as u32 > MAX_FRAME_SIZE {
+                    return Plausible::No;
+                }
+                if self
+                    .conv
+                    .outstanding
+                    .iter()
+                    .any(|o| o.correlation_id == corr)
+                {
+                    Plausible::Yes
+                } else {
+                    Plausible::No
+                }
+            }
+        }
+    }
+
+    fn frame(&mut self, data: &[u8], at: Placement) {
+        let origin = self.origin(&at);
+        let mut hints = Hints {
+            direction: Some(self.direction),
+            has_size_prefix: Some(true),
+            ..Hints::default()
+        };
+        match self.direction {
+            Direction::Request => {
+                if self.conv.sasl == Sasl::Tokens
+                    && looks_like_request(data, self.opts, false) != Plausible::Yes
+                {
+                    hints.sasl_token = true;
+                } else {
+                    self.conv.sasl = Sasl::None;
+                    if let (Some(key), Some(version), Some(corr)) =
+                        (be16(data, 4), be16(data, 6), be32(data, 8))
+                    {
+                        if key == SASL_HANDSHAKE && version == 0 {
+                            self.conv.sasl = Sasl::Handshake;
+                        }
+                        self.remember(Outstanding {
+                            correlation_id: corr,
+                            api_key: key,
+                            api_version: version,
+                            frame: at.last_frame,
+                            ts_ns: at.ts_ns,
+                        });
+                    }
+                }
+            }
+            Direction::Response => {
+                let corr = be32(data, 4);
+                let pos = corr.and_then(|c| {
+                    self.conv
+                        .outstanding
+                        .iter()
+                        .position(|o| o.correlation_id == c)
+                });
+                match pos {
+                    Some(i) => {
+                        // Kafka answers in order on a connection: requests before this one that
+                        // got no answer (acks=0 produce) never will.
+                        let req = self.conv.outstanding[i];
+                        self.conv.outstanding.drain(..=i);
+                        hints.api_key = Some(req.api_key);
+                        hints.api_version = Some(req.api_version);
+                        hints.request_frame = Some(req.frame);
+                        hints.latency_ns = Some(at.ts_ns.saturating_sub(req.ts_ns));
+                        if req.api_key == SASL_HANDSHAKE
+                            && req.api_version == 0
+                            && self.conv.sasl == Sasl::Handshake
+                        {
+                            // Tokens follow only when the handshake succeeded (error code 0).
+                            self.conv.sasl = if be16(data, 8) == Some(0) {
+                                Sasl::Tokens
+                            } else {
+                                Sasl::None
+                            };
+                        }
+                    }
+                    None if self.conv.sasl == Sasl::Tokens => hints.sasl_token = true,
+                    None => {}
+                }
+            }
+        }
+        self.out.frame(origin, hints, data);
+    }
+
+    fn note(&mut self, code: &'static str, error: bool, offset: u64, frame: u64, message: String) {
+        let origin = Origin {
+            frame: Some(frame),
+            conn: Some(self.conn),
+            stream_offset: Some(offset),
+            ..Origin::default()
+        };
+        let path = format!("capture.{}", self.direction.as_str());
+        let diag = if error {
+            Diagnostic::error(code, path, offset, message)
+        } else {
+            Diagnostic::warning(code, path, offset, message)
+        };
+        self.out.note(origin, diag);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_shapes() {
+        let o = CaptureOptions::default();
+        // ApiVersions v3, correlation 1, client id "rdkafka".
+        let mut r = vec![0, 0, 0, 0, 0, 18, 0, 3, 0, 0, 0, 1, 0, 7];
+        r.extend_from_slice(b"rdkafka");
+        let n = (r.len() - 4) as i32;
+        r[..4].copy_from_slice(&n.to_be_bytes());
+        assert_eq!(looks_like_request(&r, &o, true), Plausible::Yes);
+        assert_eq!(looks_like_request(&r[..10], &o, true), Plausible::NeedMore);
+        let mut bad = r.clone();
+        bad[14] = 0x01; // control character in the client id
+        assert_eq!(looks_like_request(&bad, &o, true), Plausible::No);
+        let mut bad = r.clone();
+        bad[12..14].copy_from_slice(&200i16.to_be_bytes()); // client id longer than the frame
+        assert_eq!(looks_like_request(&bad, &o, true), Plausible::No);
+        let mut bad = r;
+        bad[4..6].copy_from_slice(&500i16.to_be_bytes());
+        assert_eq!(looks_like_request(&bad, &o, true), Plausible::No);
+    }
+
+    #[test]
+    fn tls_hellos() {
+        assert!(looks_like_tls(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00]));
+        assert!(looks_like_tls(&[0x16, 0x03, 0x03, 0x00, 0x7a, 0x02]));
+        assert!(!looks_like_tls(&[0x00, 0x00, 0x00, 0x24, 0x00, 0x12]));
+    }
+}

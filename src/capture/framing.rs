@@ -1,0 +1,339 @@
+//! Kafka framing on one direction of a reassembled TCP stream: 4-byte size prefixes, frames
+//! delivered with the capture frames holding their first and last bytes, frames with holes
+//! delivered as their captured prefix, and resynchronisation (after a gap, a bad size, or a
+//! stream whose start was not captured) at the next plausible frame boundary.
+
+use crate::limits::MAX_FRAME_SIZE;
+use std::collections::VecDeque;
+
+/// Whether bytes at a candidate boundary look like the start of a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Plausible {
+    Yes,
+    No,
+    /// Not enough bytes yet to tell.
+    NeedMore,
+}
+
+/// Where a delivered frame sits in the stream and in the capture.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Placement {
+    pub stream_offset: u64,
+    pub first_frame: u64,
+    pub last_frame: u64,
+    pub ts_ns: i64,
+}
+
+/// What the framer needs from its connection.
+pub(crate) trait FlowCtx {
+    fn plausible(&self, bytes: &[u8]) -> Plausible;
+    fn frame(&mut self, data: &[u8], at: Placement);
+    /// A note about the stream at `offset`, concerning capture frame `frame`.
+    fn note(&mut self, code: &'static str, error: bool, offset: u64, frame: u64, message: String);
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// `buf[0]` is a frame boundary.
+    Sync,
+    /// Looking for a boundary; `buf` holds unexamined bytes.
+    Resync,
+    /// `buf` holds the captured prefix of a frame that ends at `total_end`; the rest of its
+    /// bytes are discarded as they arrive.
+    Damaged { total_end: u64 },
+}
+
+pub(crate) struct Framer {
+    buf: Vec<u8>,
+    /// Stream offset of `buf[0]`.
+    buf_off: u64,
+    /// Stream offset just past the last byte received or declared missing.
+    end: u64,
+    /// Which capture frame (and timestamp) delivered the bytes up to each end offset.
+    prov: VecDeque<(u64, u64, i64)>,
+    mode: Mode,
+    /// Bytes skipped while resynchronising, not yet reported, and where that started.
+    skipped: u64,
+    skip_from: u64,
+}
+
+impl Framer {
+    /// A framer for a stream whose start was seen (`in_sync`) or not.
+    pub(crate) fn new(start: u64, in_sync: bool) -> Self {
+        Framer {
+            buf: Vec::new(),
+            buf_off: start,
+            end: start,
+            prov: VecDeque::new(),
+            mode: if in_sync { Mode::Sync } else { Mode::Resync },
+            skipped: 0,
+            skip_from: start,
+        }
+    }
+
+    fn frame_at(&self, off: u64) -> (u64, i64) {
+        self.prov
+            .iter()
+            .find(|e| e.0 > off)
+            .or(self.prov.back())
+            .map(|e| (e.1, e.2))
+            .unwrap_or((0, 0))
+    }
+
+    fn trim_prov(&mut self) {
+        while self.prov.front().is_some_and(|e| e.0 <= self.buf_off) {
+            self.prov.pop_front();
+        }
+    }
+
+    fn placement(&self, start: u64, end: u64) -> Placement {
+        let (first_frame, _) = self.frame_at(start);
+        let (last_frame, ts_ns) = self.frame_at(end.saturating_sub(1).max(start));
+        Placement {
+            stream_offset: start,
+            first_frame,
+            last_frame,
+            ts_ns,
+        }
+    }
+
+    /// The next in-order bytes of the stream, from capture frame `frame`.
+    pub(crate) fn push(&mut self, mut data: &[u8], frame: u64, ts: i64, ctx: &mut dyn FlowCtx) {
+        if data.is_empty() {
+            return;
+        }
+        self.prov
+            .push_back((self.end + data.len() as u64, frame, ts));
+        if let Mode::Damaged { total_end } = self.mode {
+            let take = (total_end - self.end).min(data.len() as u64) as usize;
+            self.end += take as u64;
+            data = &data[take..];
+            if self.end == total_end {
+                self.deliver_damaged(total_end, ctx);
+            }
+            if data.is_empty() {
+                self.trim_prov();
+                return;
+            }
+        }
+        let start = self.end;
+        self.end += data.len() as u64;
+        if self.mode == Mode::Sync && self.buf.is_empty() {
+            // Fast path: frames wholly inside this segment go out without being copied.
+            let used = self.deliver_complete(data, start, ctx);
+            self.buf_off = start + used as u64;
+            if self.mode == Mode::Sync {
+                self.buf.extend_from_slice(&data[used..]);
+                self.trim_prov();
+                return;
+            }
+            self.buf.extend_from_slice(&data[used..]);
+        } else {
+            self.buf.extend_from_slice(data);
+        }
+        self.process(ctx);
+        self.trim_prov();
+    }
+
+    /// `len` bytes of the stream were never captured; the last captured packet was `frame`.
+    pub(crate) fn gap(&mut self, len: u64, frame: u64, ts: i64, ctx: &mut dyn FlowCtx) {
+        if len == 0 {
+            return;
+        }
+        let gap_end = self.end + len;
+        self.prov.push_back((gap_end, frame, ts));
+        match self.mode {
+            Mode::Sync if self.buf.len() >= 4 => {
+                let size = i32::from_be_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]);
+                // A bad size was already handled by `process`, so size is sane here.
+                let total_end = self.buf_off + 4 + size.max(0) as u64;
+                self.mode = Mode::Damaged { total_end };
+                self.end = gap_end.min(total_end);
+                if self.end == total_end {
+                    self.deliver_damaged(total_end, ctx);
+                }
+                if gap_end > total_end {
+                    self.lose_sync(gap_end);
+                }
+            }
+            Mode::Damaged { total_end } => {
+                self.end = gap_end.min(total_end);
+                if self.end == total_end {
+                    self.deliver_damaged(total_end, ctx);
+                }
+                if gap_end > total_end {
+                    self.lose_sync(gap_end);
+                }
+            }
+            Mode::Sync | Mode::Resync => {
+                // Bytes before the hole cannot start a frame we could finish.
+                self.count_skip(self.buf_off, self.buf.len() as u64);
+                self.lose_sync(gap_end);
+            }
+        }
+        self.trim_prov();
+    }
+
+    fn count_skip(&mut self, from: u64, n: u64) {
+        if n > 0 && self.skipped == 0 {
+            self.skip_from = from;
+        }
+        self.skipped += n;
+    }
+
+    fn lose_sync(&mut self, at: u64) {
+        self.mode = Mode::Resync;
+        self.buf.clear();
+        self.buf_off = at;
+        self.end = at;
+    }
+
+    fn deliver_damaged(&mut self, total_end: u64, ctx: &mut dyn FlowCtx) {
+        let captured = self.buf.len() as u64;
+        let total = total_end - self.buf_off;
+        let at = self.placement(self.buf_off, total_end);
+        ctx.note(
+            "frame-incomplete",
+            false,
+            self.buf_off,
+            at.last_frame,
+            format!("only {captured} of this frame's {total} bytes were captured (snap length or capture loss); it is delivered cut short"),
+        );
+        ctx.frame(&self.buf, at);
+        self.buf.clear();
+        self.buf_off = total_end;
+        self.mode = Mode::Sync;
+    }
+
+    /// Delivers the complete frames at the start of `data` (stream offset `start`); returns the
+    /// bytes used. Switches to Resync on an impossible size.
+    fn deliver_complete(&mut self, data: &[u8], start: u64, ctx: &mut dyn FlowCtx) -> usize {
+        let mut pos = 0usize;
+        while let Some(head) = data.get(pos..pos + 4) {
+            let size = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+            if size < 0 || size as u32 > MAX_FRAME_SIZE {
+                let off = start + pos as u64;
+                let (frame, _) = self.frame_at(off);
+                ctx.note(
+                    "bad-frame-size",
+                    true,
+                    off,
+                    frame,
+                    format!("expected a frame size between 0 and {MAX_FRAME_SIZE}, found {size}; looking for the next frame boundary"),
+                );
+                self.mode = Mode::Resync;
+                return pos;
+            }
+            let need = 4 + size as usize;
+            let Some(frame) = data.get(pos..pos + need) else {
+                break;
+            };
+            let off = start + pos as u64;
+            let at = self.placement(off, off + need as u64);
+            ctx.frame(frame, at);
+            pos += need;
+        }
+        pos
+    }
+
+    fn process(&mut self, ctx: &mut dyn FlowCtx) {
+        loop {
+            match self.mode {
+                Mode::Sync => {
+                    let buf = std::mem::take(&mut self.buf);
+                    let used = self.deliver_complete(&buf, self.buf_off, ctx);
+                    self.buf = buf;
+                    self.buf.drain(..used);
+                    self.buf_off += used as u64;
+                    if self.mode == Mode::Sync {
+                        return;
+                    }
+                }
+                Mode::Resync => {
+                    let mut i = 0usize;
+                    let mut found = false;
+                    while i + 4 <= self.buf.len() {
+                        match ctx.plausible(&self.buf[i..]) {
+                            Plausible::Yes => {
+                                found = true;
+                                break;
+                            }
+                            Plausible::No => i += 1,
+                            Plausible::NeedMore => break,
+                        }
+                    }
+                    self.buf.drain(..i);
+                    self.count_skip(self.buf_off, i as u64);
+                    self.buf_off += i as u64;
+                    if !found {
+                        return;
+                    }
+                    if self.skipped > 0 {
+                        let (frame, _) = self.frame_at(self.buf_off);
+                        let from = self.skip_from;
+                        ctx.note(
+                            "resync",
+                            false,
+                            self.buf_off,
+                            frame,
+                            format!("skipped {} byte(s), the first at stream offset {from}, to reach the next plausible frame boundary", self.skipped),
+                        );
+                    }
+                    self.skipped = 0;
+                    self.mode = Mode::Sync;
+                }
+                Mode::Damaged { .. } => return,
+            }
+        }
+    }
+
+    /// The stream ended (FIN, RST, end of capture): report what was left undelivered.
+    pub(crate) fn finish(&mut self, ctx: &mut dyn FlowCtx) {
+        let (frame, _) = self.frame_at(self.end.saturating_sub(1));
+        match self.mode {
+            Mode::Damaged { total_end } => {
+                let total = total_end - self.buf_off;
+                let captured = self.buf.len() as u64;
+                ctx.note(
+                    "frame-incomplete",
+                    false,
+                    self.buf_off,
+                    frame,
+                    format!("the stream ends inside a frame of {total} bytes of which {captured} were captured"),
+                );
+            }
+            Mode::Sync if !self.buf.is_empty() => {
+                let have = self.buf.len();
+                let want = match self.buf.get(..4) {
+                    Some(h) => format!(
+                        "{} bytes",
+                        4 + i32::from_be_bytes([h[0], h[1], h[2], h[3]]) as i64
+                    ),
+                    None => "a 4-byte size prefix".to_string(),
+                };
+                ctx.note(
+                    "frame-incomplete",
+                    false,
+                    self.buf_off,
+                    frame,
+                    format!("the stream ends {have} byte(s) into a frame: expected {want}"),
+                );
+            }
+            Mode::Resync if self.skipped + self.buf.len() as u64 > 0 => {
+                ctx.note(
+                    "resync",
+                    false,
+                    self.skip_from,
+                    frame,
+                    format!("skipped {} byte(s) from stream offset {} without finding a frame boundary before the stream ended", self.skipped + self.buf.len() as u64, self.skip_from),
+                );
+            }
+            _ => {}
+        }
+        self.buf = Vec::new();
+        self.prov = VecDeque::new();
+        self.buf_off = self.end;
+        self.skipped = 0;
+        self.mode = Mode::Resync;
+    }
+}

@@ -1,0 +1,562 @@
+//! TCP connections: the connection table (bounded), which side is the client, whether a
+//! connection carries Kafka, and in-order reassembly per direction (out-of-order segments held
+//! up to a bound, retransmissions and overlaps trimmed, gaps declared when the peer acknowledges
+//! bytes never captured, when the hold bound is hit, or when the stream ends).
+
+use super::conv::{looks_like_request, looks_like_tls, Conversation, FlowView};
+use super::framing::{Framer, Plausible};
+use super::link::{Segment, TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN};
+use super::pcap::Packet;
+use super::{CaptureOptions, Counter};
+use crate::limits::{MAX_CONNECTIONS, MAX_REASSEMBLY_BUFFER};
+use crate::pdu::{Conn, Direction, Origin};
+use crate::wire::diag::Diagnostic;
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+
+/// Segments a connection of unknown purpose may carry before it is judged not to be Kafka.
+const DETECTION_SEGMENTS: u8 = 8;
+
+/// Lowest ephemeral (client) port on Linux.
+const EPHEMERAL: u16 = 32768;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Unknown { tries: u8 },
+    Kafka,
+    Tls,
+    NotKafka,
+}
+
+struct Held {
+    data: Vec<u8>,
+    wire_len: u32,
+    frame: u64,
+    ts: i64,
+}
+
+/// One direction of a connection.
+struct Flow {
+    /// Sequence number of stream offset 0, once known.
+    base: Option<u32>,
+    /// Whether the stream's first byte was seen (SYN observed).
+    from_start: bool,
+    /// Stream offset of the next byte expected.
+    next: u64,
+    held: BTreeMap<u64, Held>,
+    held_bytes: usize,
+    /// Highest stream offset the peer acknowledged.
+    acked: u64,
+    fin: bool,
+    /// Bytes dropped before this flow was known to be Kafka.
+    dropped: u64,
+    framer: Option<Framer>,
+}
+
+impl Flow {
+    fn new() -> Self {
+        Flow {
+            base: None,
+            from_start: false,
+            next: 0,
+            held: BTreeMap::new(),
+            held_bytes: 0,
+            acked: 0,
+            fin: false,
+            dropped: 0,
+            framer: None,
+        }
+    }
+
+    /// Stream offset of sequence number `seq`, near `next`.
+    fn offset_of(&self, seq: u32) -> Option<u64> {
+        let base = self.base?;
+        let next_seq = base.wrapping_add(self.next as u32);
+        let delta = seq.wrapping_sub(next_seq) as i32 as i64;
+        u64::try_from(self.next as i64 + delta).ok()
+    }
+}
+
+struct Connection {
+    stream: u32,
+    /// The two endpoints; `flows[0]` carries a→b.
+    a: SocketAddr,
+    b: SocketAddr,
+    client_is_a: Option<bool>,
+    kind: Kind,
+    flows: [Flow; 2],
+    conv: Conversation,
+    last_frame: u64,
+    closed: bool,
+}
+
+impl Connection {
+    fn conn(&self) -> Conn {
+        let (client, server) = if self.client_is_a == Some(false) {
+            (self.b, self.a)
+        } else {
+            (self.a, self.b)
+        };
+        Conn {
+            client,
+            server,
+            stream: self.stream,
+        }
+    }
+}
+
+pub(crate) struct Tracker<'o> {
+    opts: &'o CaptureOptions,
+    conns: HashMap<(SocketAddr, SocketAddr), Connection>,
+    next_stream: u32,
+    kafka: u64,
+}
+
+impl<'o> Tracker<'o> {
+    pub(crate) fn new(opts: &'o CaptureOptions) -> Self {
+        Tracker {
+            opts,
+            conns: HashMap::new(),
+            next_stream: 0,
+            kafka: 0,
+        }
+    }
+
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        (self.next_stream as u64, self.kafka)
+    }
+
+    pub(crate) fn on_segment(&mut self, seg: &Segment<'_>, p: &Packet<'_>, out: &mut Counter<'_>) {
+        let key = if seg.src <= seg.dst {
+            (seg.src, seg.dst)
+        } else {
+            (seg.dst, seg.src)
+        };
+        let syn_only = seg.flags & (TCP_SYN | TCP_ACK) == TCP_SYN;
+        let reopen = syn_only
+            && self.conns.get(&key).is_some_and(|c| {
+                let f = &c.flows[if seg.src == c.a { 0 } else { 1 }];
+                c.closed || f.base.is_some_and(|b| b != seg.seq.wrapping_add(1))
+            });
+        if reopen {
+            if let Some(mut old) = self.conns.remove(&key) {
+                finish_conn(&mut old, self.opts, out);
+            }
+        }
+        if !self.conns.contains_key(&key) {
+            if self.conns.len() >= MAX_CONNECTIONS {
+                self.evict(p.frame, out);
+            }
+            let c = Connection {
+                stream: self.next_stream,
+                a: key.0,
+                b: key.1,
+                client_is_a: None,
+                kind: Kind::Unknown { tries: 0 },
+                flows: [Flow::new(), Flow::new()],
+                conv: Conversation::default(),
+                last_frame: p.frame,
+                closed: false,
+            };
+            self.next_stream = self.next_stream.saturating_add(1);
+            self.conns.insert(key, c);
+        }
+        let Some(c) = self.conns.get_mut(&key) else {
+            return;
+        };
+        c.last_frame = p.frame;
+        if c.closed {
+            return;
+        }
+        let fi = if seg.src == c.a { 0 } else { 1 };
+        if seg.flags & TCP_SYN != 0 {
+            let f = &mut c.flows[fi];
+            // A retransmitted SYN must not rewind a stream already under way.
+            if f.base.is_none() {
+                f.base = Some(seg.seq.wrapping_add(1));
+                f.from_start = true;
+            }
+            if c.client_is_a.is_none() {
+                // SYN alone comes from the client, SYN+ACK from the server.
+                let sender_is_client = seg.flags & TCP_ACK == 0;
+                c.client_is_a = Some((fi == 0) == sender_is_client);
+            }
+        }
+        if c.client_is_a.is_none() {
+            let (pa, pb) = (c.a.port(), c.b.port());
+            match (self.opts.is_kafka_port(pa), self.opts.is_kafka_port(pb)) {
+                (false, true) => c.client_is_a = Some(true),
+                (true, false) => c.client_is_a = Some(false),
+                // Clients connect from ephemeral ports (32768 and up on Linux, 49152 and up
+                // elsewhere) while brokers listen below: without a SYN or a known port, this
+                // keeps a response that happens to parse as a request from turning the
+                // connection around.
+                _ if pa >= EPHEMERAL && pb < EPHEMERAL => c.client_is_a = Some(true),
+                _ if pb >= EPHEMERAL && pa < EPHEMERAL => c.client_is_a = Some(false),
+                _ => {}
+            }
+        }
+        let mut fresh_kafka = false;
+        if seg.wire_len > 0 || seg.flags & TCP_FIN != 0 {
+            if c.flows[fi].base.is_none() {
+                c.flows[fi].base = Some(seg.seq);
+            }
+            if seg.wire_len > 0 && matches!(c.kind, Kind::Unknown { .. }) {
+                fresh_kafka = classify(c, fi, seg, self.opts, p, out);
+            }
+        }
+        if fresh_kafka {
+            self.kafka += 1;
+        }
+        let Some(c) = self.conns.get_mut(&key) else {
+            return;
+        };
+        if c.kind == Kind::Kafka {
+            if seg.wire_len > 0 {
+                accept(c, fi, seg, p, self.opts, out);
+            }
+            if seg.flags & TCP_ACK != 0 {
+                acknowledge(c, 1 - fi, seg.ack, p, self.opts, out);
+            }
+        } else if seg.wire_len > 0 && matches!(c.kind, Kind::Unknown { .. }) {
+            // Not yet known to be Kafka: the bytes are dropped but the stream position moves on.
+            let f = &mut c.flows[fi];
+            f.dropped += seg.wire_len as u64;
+            if let Some(o) = f.offset_of(seg.seq) {
+                f.next = f.next.max(o + seg.wire_len as u64);
+            }
+        }
+        if seg.flags & TCP_FIN != 0 {
+            c.flows[fi].fin = true;
+        }
+        if seg.flags & TCP_RST != 0 || (c.flows[0].fin && c.flows[1].fin) {
+            finish_conn(c, self.opts, out);
+        }
+    }
+
+    /// Flushes and forgets the least recently active eighth of the table.
+    fn evict(&mut self, frame: u64, out: &mut Counter<'_>) {
+        let mut ages: Vec<(u64, (SocketAddr, SocketAddr))> =
+            self.conns.iter().map(|(k, c)| (c.last_frame, *k)).collect();
+        ages.sort_unstable();
+        let n = (ages.len() / 8).max(1);
+        for (_, k) in ages.into_iter().take(n) {
+            if let Some(mut c) = self.conns.remove(&k) {
+                finish_conn(&mut c, self.opts, out);
+            }
+        }
+        out.note(
+            Origin { frame: Some(frame), ..Origin::default() },
+            Diagnostic::warning(
+                "connections-evicted",
+                "capture",
+                0,
+                format!("more than {MAX_CONNECTIONS} TCP connections at once; the {n} least recently active were closed early"),
+            ),
+        );
+    }
+
+    /// The capture ended: every open stream is flushed.
+    pub(crate) fn finish(&mut self, out: &mut Counter<'_>) {
+        let mut all: Vec<Connection> = self.conns.drain().map(|(_, c)| c).collect();
+        all.sort_by_key(|c| c.stream);
+        for c in all.iter_mut() {
+            finish_conn(c, self.opts, out);
+        }
+    }
+}
+
+/// Decides whether a connection carries Kafka from its first payload; returns true when it
+/// has just been recognised.
+fn classify(
+    c: &mut Connection,
+    fi: usize,
+    seg: &Segment<'_>,
+    opts: &CaptureOptions,
+    p: &Packet<'_>,
+    out: &mut Counter<'_>,
+) -> bool {
+    let Kind::Unknown { tries } = c.kind else {
+        return false;
+    };
+    let on_port = opts.is_kafka_port(c.a.port()) || opts.is_kafka_port(c.b.port());
+    if looks_like_tls(seg.payload) {
+        c.kind = Kind::Tls;
+        if on_port {
+            let conn = c.conn();
+            out.note(
+                Origin { frame: Some(p.frame), ts_ns: Some(p.ts_ns), conn: Some(conn), ..Origin::default() },
+                Diagnostic::info("tls", "capture", 0, "this connection to a Kafka port carries TLS: its Kafka traffic is encrypted and is not decoded"),
+            );
+        }
+        return false;
+    }
+    let sender_is_client = c.client_is_a.map(|a| a == (fi == 0));
+    if on_port && c.client_is_a.is_some() {
+        c.kind = Kind::Kafka;
+    } else if sender_is_client != Some(false)
+        && looks_like_request(seg.payload, opts, true) == Plausible::Yes
+    {
+        c.kind = Kind::Kafka;
+        if c.client_is_a.is_none() {
+            c.client_is_a = Some(fi == 0);
+        }
+    } else if !on_port && c.flows[fi].from_start && sender_is_client == Some(true) {
+        // The client's first bytes are not a Kafka request: some other protocol.
+        c.kind = Kind::NotKafka;
+    } else if tries + 1 >= DETECTION_SEGMENTS {
+        c.kind = Kind::NotKafka;
+    } else {
+        c.kind = Kind::Unknown { tries: tries + 1 };
+    }
+    c.kind == Kind::Kafka
+}
+
+fn direction_of(c: &Connection, fi: usize) -> Option<Direction> {
+    c.client_is_a.map(|a| {
+        if a == (fi == 0) {
+            Direction::Request
+        } else {
+            Direction::Response
+        }
+    })
+}
+
+/// Runs `f` with the flow's framer and a view of the connection for it.
+fn with_framer(
+    c: &mut Connection,
+    fi: usize,
+    opts: &CaptureOptions,
+    out: &mut Counter<'_>,
+    f: impl FnOnce(&mut Framer, &mut FlowView<'_, '_>),
+) {
+    let Some(direction) = direction_of(c, fi) else {
+        return;
+    };
+    let conn = c.conn();
+    let flow = &mut c.flows[fi];
+    let framer = flow.framer.get_or_insert_with(|| {
+        Framer::new(
+            flow.next,
+            flow.from_start && flow.dropped == 0 && flow.next == 0,
+        )
+    });
+    let mut view = FlowView {
+        conv: &mut c.conv,
+        out,
+        opts,
+        conn,
+        direction,
+    };
+    f(framer, &mut view);
+}
+
+/// Delivers the captured bytes of a segment that starts at the flow's next offset.
+fn deliver(
+    c: &mut Connection,
+    fi: usize,
+    data: &[u8],
+    wire_len: u64,
+    frame: u64,
+    ts: i64,
+    opts: &CaptureOptions,
+    out: &mut Counter<'_>,
+) {
+    let captured = (data.len() as u64).min(wire_len);
+    with_framer(c, fi, opts, out, |fr, v| {
+        fr.push(&data[..captured as usize], frame, ts, v);
+        if wire_len > captured {
+            fr.gap(wire_len - captured, frame, ts, v);
+        }
+    });
+    c.flows[fi].next += wire_len;
+}
+
+/// Takes an in-order or out-of-order segment of a Kafka connection.
+fn accept(
+    c: &mut Connection,
+    fi: usize,
+    seg: &Segment<'_>,
+    p: &Packet<'_>,
+    opts: &CaptureOptions,
+    out: &mut Counter<'_>,
+) {
+    let Some(off) = c.flows[fi].offset_of(seg.seq) else {
+        return;
+    };
+    let wire = seg.wire_len as u64;
+    let next = c.flows[fi].next;
+    if off + wire <= next {
+        return; // a retransmission of bytes already delivered
+    }
+    if off <= next {
+        // Overlap: keep only what is new.
+        let skip = (next - off) as usize;
+        let data = seg.payload.get(skip..).unwrap_or(&[]);
+        deliver(c, fi, data, wire - skip as u64, p.frame, p.ts_ns, opts, out);
+        drain_held(c, fi, opts, out);
+        return;
+    }
+    let f = &mut c.flows[fi];
+    if f.held_bytes + seg.payload.len() > MAX_REASSEMBLY_BUFFER {
+        let first = f.held.keys().next().copied().unwrap_or(off).min(off);
+        let conn = c.conn();
+        out.note(
+            Origin { frame: Some(p.frame), ts_ns: Some(p.ts_ns), conn: Some(conn), stream_offset: Some(next), ..Origin::default() },
+            Diagnostic::warning(
+                "reassembly-overflow",
+                "capture",
+                next,
+                format!("more than {MAX_REASSEMBLY_BUFFER} bytes wait for a missing segment at stream offset {next}; it is declared lost"),
+            ),
+        );
+        declare_gap(c, fi, first, p, opts, out);
+        drain_held(c, fi, opts, out);
+        return accept(c, fi, seg, p, opts, out);
+    }
+    let f = &mut c.flows[fi];
+    // A segment held twice (retransmitted before the hole filled) keeps its longest copy.
+    if f.held.get(&off).is_none_or(|h| h.wire_len < seg.wire_len) {
+        if let Some(old) = f.held.insert(
+            off,
+            Held {
+                data: seg.payload.to_vec(),
+                wire_len: seg.wire_len,
+                frame: p.frame,
+                ts: p.ts_ns,
+            },
+        ) {
+            f.held_bytes -= old.data.len();
+        }
+        f.held_bytes += seg.payload.len();
+    }
+    // The peer already acknowledged past the hole: those bytes exist but were not captured.
+    if f.acked > next {
+        let upto = f.acked.min(off);
+        declare_gap(c, fi, upto, p, opts, out);
+        drain_held(c, fi, opts, out);
+    }
+}
+
+/// Delivers held segments that have become in order.
+fn drain_held(c: &mut Connection, fi: usize, opts: &CaptureOptions, out: &mut Counter<'_>) {
+    loop {
+        let f = &mut c.flows[fi];
+        let Some((&off, _)) = f.held.iter().next() else {
+            return;
+        };
+        if off > f.next {
+            return;
+        }
+        let Some(h) = f.held.remove(&off) else { return };
+        f.held_bytes -= h.data.len();
+        let next = f.next;
+        let wire = h.wire_len as u64;
+        if off + wire <= next {
+            continue;
+        }
+        let skip = (next - off) as usize;
+        let data = h.data.get(skip..).unwrap_or(&[]);
+        deliver(c, fi, data, wire - skip as u64, h.frame, h.ts, opts, out);
+    }
+}
+
+/// Bytes from the flow's next offset up to `upto` will never be seen.
+fn declare_gap(
+    c: &mut Connection,
+    fi: usize,
+    upto: u64,
+    p: &Packet<'_>,
+    opts: &CaptureOptions,
+    out: &mut Counter<'_>,
+) {
+    let next = c.flows[fi].next;
+    if upto <= next {
+        return;
+    }
+    let len = upto - next;
+    let conn = c.conn();
+    let dir = direction_of(c, fi).map(|d| d.as_str()).unwrap_or("unknown");
+    out.note(
+        Origin {
+            frame: Some(p.frame),
+            ts_ns: Some(p.ts_ns),
+            conn: Some(conn),
+            stream_offset: Some(next),
+            ..Origin::default()
+        },
+        Diagnostic::warning(
+            "gap",
+            format!("capture.{dir}"),
+            next,
+            format!("{len} byte(s) of the {dir} stream from offset {next} were never captured"),
+        ),
+    );
+    with_framer(c, fi, opts, out, |fr, v| fr.gap(len, p.frame, p.ts_ns, v));
+    c.flows[fi].next = upto;
+}
+
+/// The peer acknowledged `ack` on flow `fi`: a hole below it is capture loss.
+fn acknowledge(
+    c: &mut Connection,
+    fi: usize,
+    ack: u32,
+    p: &Packet<'_>,
+    opts: &CaptureOptions,
+    out: &mut Counter<'_>,
+) {
+    let Some(acked) = c.flows[fi].offset_of(ack) else {
+        return;
+    };
+    let f = &mut c.flows[fi];
+    if acked > f.acked {
+        f.acked = acked;
+    }
+    if let Some(&first) = f.held.keys().next() {
+        if acked > f.next {
+            declare_gap(c, fi, first.min(acked), p, opts, out);
+            drain_held(c, fi, opts, out);
+        }
+    }
+}
+
+/// The flow has ended: holes before held segments are gaps.
+fn flush_held(
+    c: &mut Connection,
+    fi: usize,
+    p: &Packet<'_>,
+    opts: &CaptureOptions,
+    out: &mut Counter<'_>,
+) {
+    while let Some(&first) = c.flows[fi].held.keys().next() {
+        declare_gap(c, fi, first, p, opts, out);
+        drain_held(c, fi, opts, out);
+    }
+}
+
+fn finish_conn(c: &mut Connection, opts: &CaptureOptions, out: &mut Counter<'_>) {
+    if c.closed {
+        return;
+    }
+    c.closed = true;
+    if c.kind != Kind::Kafka {
+        return;
+    }
+    for fi in 0..2 {
+        let last = c.flows[fi].held.values().last().map(|h| (h.frame, h.ts));
+        if let Some((frame, ts)) = last {
+            let p = Packet {
+                frame,
+                ts_ns: ts,
+                linktype: 0,
+                data: &[],
+            };
+            flush_held(c, fi, &p, opts, out);
+        }
+        with_framer(c, fi, opts, out, |fr, v| fr.finish(v));
+        let f = &mut c.flows[fi];
+        f.framer = None;
+        f.held.clear();
+        f.held_bytes = 0;
+    }
+}
