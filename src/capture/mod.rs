@@ -28,6 +28,7 @@ mod framing;
 mod link;
 mod pcap;
 mod sasl;
+pub mod session;
 mod tcp;
 #[doc(hidden)]
 pub mod testgen;
