@@ -6,8 +6,8 @@
 
 pub mod capture;
 pub mod check;
-pub mod limits;
 pub mod cli;
+pub mod limits;
 pub mod output;
 pub mod pdu;
 pub mod protocol;

@@ -28,7 +28,10 @@ pub struct Cli {
 }
 
 /// `kinspect --version`: the crate version and the Kafka releases built in.
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (Kafka protocol: Apache Kafka 4.3.1 and 3.9.0)");
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (Kafka protocol: Apache Kafka 4.3.1 and 3.9.0)"
+);
 
 /// Options every subcommand takes.
 #[derive(clap::Args, Debug, Clone, Default)]

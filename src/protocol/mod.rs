@@ -3,3 +3,8 @@
 
 pub mod errors;
 pub mod headers;
+pub mod registry;
+
+pub use registry::{
+    builtin, for_global, with_overlay, ApiRelease, CoordinatorGroup, Protocol, Resolved,
+};

@@ -1,4 +1,17 @@
-//! Kafka message-spec JSON: loader, model, validator, compatibility, bundle.
+//! Kafka message-spec JSON: the position-keeping JSON reader, the loader that builds the model
+//! (with diagnostics and suggestions), the model itself, version ranges, and the bundle format
+//! the built-in protocol is stored in.
 
+pub mod bundle;
+pub mod diag;
+mod jackson;
+pub mod json;
+pub mod load;
 pub mod model;
+pub mod suggest;
 pub mod versions;
+
+pub use diag::{SchemaDiag, Severity};
+pub use load::{load_dir, load_spec};
+pub use model::{Field, FieldType, MessageSpec, Pos, Prim, SpecType, StructSpec};
+pub use versions::Versions;

@@ -154,6 +154,43 @@ impl FieldType {
     }
 }
 
+impl FieldType {
+    /// Kafka's type grammar: a primitive, `[]T` for a non-array `T`, or a struct name (anything
+    /// starting with an upper-case letter, Unicode-aware like Java's `Character.isUpperCase`).
+    /// The input is trimmed first, as Kafka does.
+    pub fn parse(text: &str) -> Result<FieldType, String> {
+        let t = text.trim();
+        if let Some(inner) = t.strip_prefix("[]") {
+            if inner.is_empty() {
+                return Err(format!("no element type after `[]` in type {t:?}"));
+            }
+            // Kafka parses the element recursively, so it is trimmed again.
+            let inner = inner.trim();
+            if inner.starts_with("[]") {
+                return Err(format!(
+                    "type {t:?} is an array of arrays, which Kafka does not support"
+                ));
+            }
+            return match FieldType::parse_element(inner) {
+                Some(e) => Ok(FieldType::Array(Box::new(e))),
+                None => Err(format!("cannot parse element type {inner:?} of {t:?}")),
+            };
+        }
+        FieldType::parse_element(t).ok_or_else(|| {
+            format!("cannot parse type {t:?}: expected a primitive, []T, or a struct name starting with an upper-case letter")
+        })
+    }
+    fn parse_element(t: &str) -> Option<FieldType> {
+        if let Some(p) = Prim::parse(t) {
+            return Some(FieldType::Prim(p));
+        }
+        t.chars()
+            .next()
+            .filter(|c| c.is_uppercase())
+            .map(|_| FieldType::Struct(t.into()))
+    }
+}
+
 impl std::fmt::Display for FieldType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -187,9 +224,55 @@ pub struct Field {
     /// common structs: resolve those with [`MessageSpec::struct_fields`].
     pub fields: Vec<Field>,
     pub pos: Pos,
+    /// The `type` exactly as written (trimmed), e.g. `[]TopicData`.
+    pub type_text: Arc<str>,
+    /// Each property present in the file and where its key is, in file order (the last of a
+    /// duplicated key), so diagnostics can point at the property rather than the field.
+    pub props: Vec<(&'static str, Pos)>,
+}
+
+impl Default for Field {
+    fn default() -> Field {
+        Field {
+            name: "".into(),
+            ty: FieldType::Prim(Prim::Int32),
+            versions: Versions::NONE,
+            nullable_versions: Versions::NONE,
+            tagged_versions: Versions::NONE,
+            tag: None,
+            flexible_versions: None,
+            default: None,
+            ignorable: false,
+            map_key: false,
+            entity_type: None,
+            zero_copy: false,
+            fields: Vec::new(),
+            pos: Pos::default(),
+            type_text: "int32".into(),
+            props: Vec::new(),
+        }
+    }
+}
+
+/// Where property `name` is in `props`, else `fallback`.
+pub fn prop_pos(props: &[(&'static str, Pos)], name: &str, fallback: Pos) -> Pos {
+    props
+        .iter()
+        .rev()
+        .find(|(n, _)| *n == name)
+        .map(|(_, p)| *p)
+        .unwrap_or(fallback)
 }
 
 impl Field {
+    /// Where property `name` (e.g. `"taggedVersions"`) is written, else the field itself.
+    pub fn prop_pos(&self, name: &str) -> Pos {
+        prop_pos(&self.props, name, self.pos)
+    }
+    /// Whether the file gives property `name` (defaults are not given).
+    pub fn has_prop(&self, name: &str) -> bool {
+        self.props.iter().any(|(n, _)| *n == name)
+    }
     /// On the wire as a regular (untagged) field at version `v`.
     pub fn is_regular_in(&self, v: i16) -> bool {
         self.versions.contains(v) && !self.tagged_versions.contains(v)
@@ -210,6 +293,15 @@ pub struct StructSpec {
     pub versions: Versions,
     pub fields: Vec<Field>,
     pub pos: Pos,
+    pub deprecated_versions: Versions,
+    /// Properties present in the file and where their keys are (see [`Field::props`]).
+    pub props: Vec<(&'static str, Pos)>,
+}
+
+impl StructSpec {
+    pub fn prop_pos(&self, name: &str) -> Pos {
+        prop_pos(&self.props, name, self.pos)
+    }
 }
 
 /// One spec file.
@@ -229,9 +321,40 @@ pub struct MessageSpec {
     pub common_structs: Vec<StructSpec>,
     /// Where the spec came from, e.g. `clients/src/main/resources/common/message/FetchRequest.json`.
     pub path: Arc<str>,
+    /// Position of the root object.
+    pub pos: Pos,
+    /// Properties present in the file and where their keys are (see [`Field::props`]).
+    pub props: Vec<(&'static str, Pos)>,
+}
+
+impl Default for MessageSpec {
+    fn default() -> MessageSpec {
+        MessageSpec {
+            name: "".into(),
+            spec_type: SpecType::Data,
+            api_key: None,
+            valid_versions: Versions::NONE,
+            flexible_versions: Versions::NONE,
+            deprecated_versions: Versions::NONE,
+            listeners: Vec::new(),
+            latest_version_unstable: false,
+            header_versions: None,
+            fields: Vec::new(),
+            common_structs: Vec::new(),
+            path: "".into(),
+            pos: Pos::default(),
+            props: Vec::new(),
+        }
+    }
 }
 
 impl MessageSpec {
+    pub fn prop_pos(&self, name: &str) -> Pos {
+        prop_pos(&self.props, name, self.pos)
+    }
+    pub fn has_prop(&self, name: &str) -> bool {
+        self.props.iter().any(|(n, _)| *n == name)
+    }
     /// The fields of the struct a field holds (inline `fields`, else the common struct of that
     /// name). Empty for primitives, and for a struct type that is never defined (Kafka accepts
     /// that silently: it becomes an empty struct).
@@ -240,7 +363,10 @@ impl MessageSpec {
             return &field.fields;
         }
         match field.ty.struct_name() {
-            Some(name) => self.common_struct(name).map(|s| &s.fields[..]).unwrap_or(&[]),
+            Some(name) => self
+                .common_struct(name)
+                .map(|s| &s.fields[..])
+                .unwrap_or(&[]),
             None => &[],
         }
     }

@@ -19,7 +19,10 @@ pub struct VersionsError(pub String);
 
 impl Versions {
     pub const NONE: Versions = Versions { lo: 1, hi: 0 };
-    pub const ALL: Versions = Versions { lo: 0, hi: i16::MAX };
+    pub const ALL: Versions = Versions {
+        lo: 0,
+        hi: i16::MAX,
+    };
 
     pub const fn new(lo: i16, hi: i16) -> Versions {
         Versions { lo, hi }
@@ -40,7 +43,10 @@ impl Versions {
         !self.is_empty() && self.hi == i16::MAX
     }
     pub fn intersect(self, o: Versions) -> Versions {
-        let r = Versions { lo: self.lo.max(o.lo), hi: self.hi.min(o.hi) };
+        let r = Versions {
+            lo: self.lo.max(o.lo),
+            hi: self.hi.min(o.hi),
+        };
         if r.is_empty() {
             Versions::NONE
         } else {
@@ -52,7 +58,11 @@ impl Versions {
         self.is_empty() || (!o.is_empty() && o.lo <= self.lo && self.hi <= o.hi)
     }
     pub fn iter(self) -> impl Iterator<Item = i16> {
-        let (lo, hi) = if self.is_empty() { (1, 0) } else { (self.lo, self.hi) };
+        let (lo, hi) = if self.is_empty() {
+            (1, 0)
+        } else {
+            (self.lo, self.hi)
+        };
         (lo as i32..=hi as i32).map(|v| v as i16)
     }
 
@@ -126,7 +136,10 @@ mod tests {
         assert!(Versions::parse("none", None).unwrap().is_empty());
         assert!(Versions::parse("2-1", None).unwrap().is_empty());
         assert_eq!(Versions::parse("+3", None).unwrap(), Versions::exactly(3));
-        assert_eq!(Versions::parse("", Some(Versions::NONE)).unwrap(), Versions::NONE);
+        assert_eq!(
+            Versions::parse("", Some(Versions::NONE)).unwrap(),
+            Versions::NONE
+        );
     }
 
     #[test]
@@ -144,7 +157,10 @@ mod tests {
         assert!(Versions::NONE.is_subset_of(a));
         assert_eq!(a.intersect(Versions::from(4)), Versions::new(4, 5));
         assert!(a.intersect(Versions::from(6)).is_empty());
-        assert_eq!(Versions::new(1, 3).iter().collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(
+            Versions::new(1, 3).iter().collect::<Vec<_>>(),
+            vec![1, 2, 3]
+        );
         assert_eq!(Versions::NONE.iter().count(), 0);
     }
 }

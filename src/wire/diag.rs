@@ -34,14 +34,50 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(code: &'static str, path: impl Into<String>, offset: u64, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Error, code, path: path.into(), offset, buf: 0, message: message.into() }
+    pub fn error(
+        code: &'static str,
+        path: impl Into<String>,
+        offset: u64,
+        message: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            code,
+            path: path.into(),
+            offset,
+            buf: 0,
+            message: message.into(),
+        }
     }
-    pub fn warning(code: &'static str, path: impl Into<String>, offset: u64, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Warning, code, path: path.into(), offset, buf: 0, message: message.into() }
+    pub fn warning(
+        code: &'static str,
+        path: impl Into<String>,
+        offset: u64,
+        message: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            code,
+            path: path.into(),
+            offset,
+            buf: 0,
+            message: message.into(),
+        }
     }
-    pub fn info(code: &'static str, path: impl Into<String>, offset: u64, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Info, code, path: path.into(), offset, buf: 0, message: message.into() }
+    pub fn info(
+        code: &'static str,
+        path: impl Into<String>,
+        offset: u64,
+        message: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            severity: Severity::Info,
+            code,
+            path: path.into(),
+            offset,
+            buf: 0,
+            message: message.into(),
+        }
     }
     pub fn in_buf(mut self, buf: u16) -> Self {
         self.buf = buf;
@@ -54,7 +90,13 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}[{}] at byte {}", self.severity.as_str(), self.code, self.offset)?;
+        write!(
+            f,
+            "{}[{}] at byte {}",
+            self.severity.as_str(),
+            self.code,
+            self.offset
+        )?;
         if self.buf != 0 {
             write!(f, " of buffer {}", self.buf)?;
         }

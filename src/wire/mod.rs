@@ -1,4 +1,11 @@
-//! Bytes ↔ values: cursor and primitives, plan interpreter, encoder, limits, diagnostics.
+//! Bytes ↔ values: cursor and primitives, plan compiler and interpreter, encoder, diagnostics,
+//! and the decoded-tree arena.
 
+pub mod cursor;
+pub mod decode;
 pub mod diag;
+pub mod encode;
+pub mod plan;
+pub mod sample;
 pub mod tree;
+pub mod walk;

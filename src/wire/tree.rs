@@ -124,7 +124,16 @@ impl Tree {
     /// Opens a container; close it with [`Tree::close`].
     pub fn open(&mut self, name: &'static str, kind: Kind, buf: u16, offset: u32) -> NodeId {
         let id = self.nodes.len() as NodeId;
-        self.nodes.push(Node { name, kind, value: Value::None, buf, hdr: 0, offset, len: 0, end: id + 1 });
+        self.nodes.push(Node {
+            name,
+            kind,
+            value: Value::None,
+            buf,
+            hdr: 0,
+            offset,
+            len: 0,
+            end: id + 1,
+        });
         id
     }
 
@@ -139,18 +148,50 @@ impl Tree {
     }
 
     /// Pushes a leaf.
-    pub fn leaf(&mut self, name: &'static str, value: Value, buf: u16, offset: u32, len: u32) -> NodeId {
+    pub fn leaf(
+        &mut self,
+        name: &'static str,
+        value: Value,
+        buf: u16,
+        offset: u32,
+        len: u32,
+    ) -> NodeId {
         let id = self.nodes.len() as NodeId;
-        self.nodes.push(Node { name, kind: Kind::Scalar, value, buf, hdr: 0, offset, len, end: id + 1 });
+        self.nodes.push(Node {
+            name,
+            kind: Kind::Scalar,
+            value,
+            buf,
+            hdr: 0,
+            offset,
+            len,
+            end: id + 1,
+        });
         id
     }
 
     /// Records a diagnostic and an `Error` node covering `len` bytes at `offset`.
-    pub fn error_node(&mut self, name: &'static str, buf: u16, offset: u32, len: u32, d: Diagnostic) -> NodeId {
+    pub fn error_node(
+        &mut self,
+        name: &'static str,
+        buf: u16,
+        offset: u32,
+        len: u32,
+        d: Diagnostic,
+    ) -> NodeId {
         let di = self.diags.len() as u32;
         self.diags.push(d);
         let id = self.nodes.len() as NodeId;
-        self.nodes.push(Node { name, kind: Kind::Error, value: Value::Diag(di), buf, hdr: 0, offset, len, end: id + 1 });
+        self.nodes.push(Node {
+            name,
+            kind: Kind::Error,
+            value: Value::Diag(di),
+            buf,
+            hdr: 0,
+            offset,
+            len,
+            end: id + 1,
+        });
         id
     }
 
@@ -165,12 +206,17 @@ impl Tree {
     /// Direct children of `id`.
     pub fn children(&self, id: NodeId) -> Children<'_> {
         let n = &self.nodes[id as usize];
-        Children { tree: self, next: id + 1, end: n.end }
+        Children {
+            tree: self,
+            next: id + 1,
+            end: n.end,
+        }
     }
 
     /// The first direct child called `name`.
     pub fn child(&self, id: NodeId, name: &str) -> Option<NodeId> {
-        self.children(id).find(|&c| self.nodes[c as usize].name == name)
+        self.children(id)
+            .find(|&c| self.nodes[c as usize].name == name)
     }
 
     pub fn has_errors(&self) -> bool {
@@ -206,7 +252,10 @@ impl Tree {
                     }
                 };
                 if cs < slot.1 {
-                    return Err(format!("node {c} ({:?}) overlaps its sibling in buffer {}", cn.name, cn.buf));
+                    return Err(format!(
+                        "node {c} ({:?}) overlaps its sibling in buffer {}",
+                        cn.name, cn.buf
+                    ));
                 }
                 slot.1 = ce;
             }

@@ -1,0 +1,527 @@
+//! Builds the schema model from spec JSON, reporting every structural problem at once.
+//!
+//! The loader accepts exactly what Kafka's Jackson binding accepts, over the union of the 3.9 and
+//! 4.x vocabularies (the validator applies per-release rules): unknown properties, missing
+//! required properties, unparseable version strings and types, and misspelled enum values are
+//! errors with a suggestion; Jackson's lenient coercions (a single value for a list, `"true"` for
+//! a boolean, `2` for a version string) are accepted as Kafka accepts them.
+
+use super::diag::SchemaDiag;
+use super::jackson::{as_list, find, join, Ctx};
+use super::json::{self, JsonKind, JsonValue};
+use super::model::{Field, FieldType, MessageSpec, Pos, SpecType, StructSpec};
+use super::suggest::suggest_type;
+use super::versions::Versions;
+use crate::limits::{MAX_DEPTH, MAX_SPEC_FILE_BYTES};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Properties a spec file's root object may have (Kafka's `MessageSpec` creator, plus the
+/// proposed `headerVersions`).
+pub const MESSAGE_PROPS: &[&str] = &[
+    "name",
+    "validVersions",
+    "deprecatedVersions",
+    "fields",
+    "apiKey",
+    "type",
+    "commonStructs",
+    "flexibleVersions",
+    "listeners",
+    "latestVersionUnstable",
+    "headerVersions",
+];
+/// Properties a `commonStructs` entry may have.
+pub const STRUCT_PROPS: &[&str] = &["name", "versions", "deprecatedVersions", "fields"];
+/// Properties a field may have.
+pub const FIELD_PROPS: &[&str] = &[
+    "name",
+    "versions",
+    "fields",
+    "type",
+    "mapKey",
+    "nullableVersions",
+    "default",
+    "ignorable",
+    "entityType",
+    "about",
+    "taggedVersions",
+    "flexibleVersions",
+    "tag",
+    "zeroCopy",
+];
+/// Spec `type` values (3.9 has the first five; the coordinator types are 4.x).
+pub const SPEC_TYPES: &[&str] = &[
+    "request",
+    "response",
+    "header",
+    "metadata",
+    "data",
+    "coordinator-key",
+    "coordinator-value",
+];
+/// `listeners` values (`zkBroker` is 3.9 only).
+pub const LISTENERS: &[&str] = &["zkBroker", "broker", "controller"];
+/// `entityType` values.
+pub const ENTITY_TYPES: &[&str] = &[
+    "unknown",
+    "transactionalId",
+    "producerId",
+    "groupId",
+    "topicName",
+    "brokerId",
+];
+
+/// Loads one spec file. `file` names it in diagnostics and becomes the spec's `path`. The spec
+/// is `None` only when there is no model to build: the text is not JSON, the root is not an
+/// object, or `type` is missing or unknown. Otherwise it is built even when other properties
+/// are wrong, so the validator can go on finding problems; any error diagnostic means Kafka's
+/// generator would reject the file.
+pub fn load_spec(file: &str, text: &str) -> (Option<MessageSpec>, Vec<SchemaDiag>) {
+    let mut cx = Ctx {
+        file: file.into(),
+        diags: Vec::new(),
+        pending_types: Vec::new(),
+    };
+    let root = match json::parse(text) {
+        Ok(v) => v,
+        Err(e) => {
+            cx.diags.push(SchemaDiag::error(
+                "json-syntax",
+                &cx.file,
+                e.pos,
+                "",
+                e.message,
+            ));
+            return (None, cx.diags);
+        }
+    };
+    let spec = cx.message(&root);
+    if let Some(spec) = &spec {
+        cx.flush_type_errors(spec);
+    }
+    (spec, cx.diags)
+}
+
+/// Loads every `*.json` under `dir`, recursively, in path order. Each spec's `path` is relative
+/// to `dir` (with `/` separators); diagnostics name the file as `dir` joined with that path.
+pub fn load_dir(dir: &Path) -> (Vec<MessageSpec>, Vec<SchemaDiag>) {
+    let mut files = Vec::new();
+    let mut diags = Vec::new();
+    collect_json(dir, dir, 0, &mut files, &mut diags);
+    files.sort();
+    let mut specs = Vec::new();
+    for rel in files {
+        let full = dir.join(&rel);
+        let shown = full.display().to_string();
+        match read_spec_text(&full) {
+            Ok(text) => {
+                let (spec, mut d) = load_spec(&shown, &text);
+                if let Some(mut spec) = spec {
+                    spec.path = rel.as_str().into();
+                    specs.push(spec);
+                }
+                diags.append(&mut d);
+            }
+            Err((pos, msg)) => diags.push(SchemaDiag::error(
+                "io-error",
+                &Arc::from(shown.as_str()),
+                pos,
+                "",
+                msg,
+            )),
+        }
+    }
+    (specs, diags)
+}
+
+/// Reads a spec file, refusing oversized and non-UTF-8 files with a position.
+pub fn read_spec_text(path: &Path) -> Result<String, (Pos, String)> {
+    let start = Pos { line: 1, col: 1 };
+    let len = std::fs::metadata(path)
+        .map_err(|e| (start, format!("cannot read: {e}")))?
+        .len();
+    if len > MAX_SPEC_FILE_BYTES as u64 {
+        return Err((
+            start,
+            format!("file is {len} bytes; spec files are limited to {MAX_SPEC_FILE_BYTES} bytes"),
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| (start, format!("cannot read: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let good = e.utf8_error().valid_up_to();
+        let prefix = std::str::from_utf8(&e.as_bytes()[..good]).unwrap_or("");
+        let line = prefix.matches('\n').count() as u32 + 1;
+        let col = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
+        (
+            Pos { line, col },
+            format!("invalid UTF-8 at byte offset {good}: spec files must be UTF-8"),
+        )
+    })
+}
+
+fn collect_json(
+    root: &Path,
+    dir: &Path,
+    depth: usize,
+    out: &mut Vec<String>,
+    diags: &mut Vec<SchemaDiag>,
+) {
+    let shown: Arc<str> = dir.display().to_string().into();
+    if depth > MAX_DEPTH {
+        diags.push(SchemaDiag::error(
+            "io-error",
+            &shown,
+            Pos::default(),
+            "",
+            "directories nested too deep (symlink loop?)",
+        ));
+        return;
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            diags.push(SchemaDiag::error(
+                "io-error",
+                &shown,
+                Pos::default(),
+                "",
+                format!("cannot read directory: {e}"),
+            ));
+            return;
+        }
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_json(root, &path, depth + 1, out, diags);
+        } else if path.extension().is_some_and(|x| x == "json") {
+            if let Ok(rel) = path.strip_prefix(root) {
+                let parts: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                out.push(parts.join("/"));
+            }
+        }
+    }
+}
+
+impl Ctx {
+    fn message(&mut self, root: &JsonValue) -> Option<MessageSpec> {
+        let Some(members) = root.as_object() else {
+            self.error(
+                "not-an-object",
+                root.pos,
+                "",
+                format!(
+                    "a spec file holds one JSON object, not {}",
+                    root.kind.describe()
+                ),
+            );
+            return None;
+        };
+        let props = self.props(members, MESSAGE_PROPS, "message", "");
+        let mut spec = MessageSpec {
+            pos: root.pos,
+            props: props.iter().map(|(n, m)| (*n, m.key_pos)).collect(),
+            path: self.file.clone(),
+            ..MessageSpec::default()
+        };
+        if let Some(n) = self.required_string(&props, "name", root.pos, "name", "the message") {
+            spec.name = n.into();
+        }
+        let spec_type = match find(&props, "type") {
+            Some(m) if matches!(m.value.kind, JsonKind::Null) => {
+                self.error(
+                    "missing-property",
+                    m.value.pos,
+                    "type",
+                    "the message \"type\" is null",
+                );
+                None
+            }
+            Some(m) => self
+                .enum_value(&m.value, m, SPEC_TYPES, "type")
+                .and_then(SpecType::parse),
+            None => {
+                self.error("missing-property", root.pos, "type", "the message has no \"type\" (request, response, header, metadata, data, coordinator-key or coordinator-value)");
+                None
+            }
+        };
+        if let Some(m) = find(&props, "apiKey") {
+            spec.api_key = self
+                .integer(
+                    Some(m),
+                    i16::MIN as i64,
+                    i16::MAX as i64,
+                    "api-key-range",
+                    "apiKey",
+                )
+                .map(|n| n as i16);
+        }
+        match find(&props, "validVersions") {
+            Some(m) => {
+                spec.valid_versions = self
+                    .versions(Some(m), None, "validVersions")
+                    .unwrap_or(Versions::NONE)
+            }
+            None => self.error(
+                "missing-property",
+                root.pos,
+                "validVersions",
+                "the message has no \"validVersions\"",
+            ),
+        }
+        spec.flexible_versions = self
+            .versions(
+                find(&props, "flexibleVersions"),
+                Some(Versions::NONE),
+                "flexibleVersions",
+            )
+            .unwrap_or(Versions::NONE);
+        spec.deprecated_versions = self
+            .versions(
+                find(&props, "deprecatedVersions"),
+                Some(Versions::NONE),
+                "deprecatedVersions",
+            )
+            .unwrap_or(Versions::NONE);
+        if let Some(m) = find(&props, "headerVersions") {
+            spec.header_versions = self.versions(Some(m), None, "headerVersions");
+        }
+        spec.latest_version_unstable = self.boolean(
+            find(&props, "latestVersionUnstable"),
+            "latestVersionUnstable",
+        );
+        if let Some(m) = find(&props, "listeners") {
+            for v in as_list(&m.value) {
+                if let Some(l) = self.enum_value(v, m, LISTENERS, "listeners") {
+                    spec.listeners.push(l.into());
+                }
+            }
+        }
+        if let Some(m) = find(&props, "commonStructs") {
+            for v in as_list(&m.value) {
+                if let Some(s) = self.common_struct(v) {
+                    spec.common_structs.push(s);
+                }
+            }
+        }
+        if let Some(m) = find(&props, "fields") {
+            spec.fields = self.fields(&m.value, "", 1);
+        }
+        spec.spec_type = spec_type?;
+        Some(spec)
+    }
+
+    fn common_struct(&mut self, v: &JsonValue) -> Option<StructSpec> {
+        let Some(members) = v.as_object() else {
+            self.error(
+                "wrong-json-type",
+                v.pos,
+                "commonStructs",
+                format!(
+                    "a commonStructs entry must be an object, not {}",
+                    v.kind.describe()
+                ),
+            );
+            return None;
+        };
+        let name = v
+            .get("name")
+            .and_then(|m| m.value.as_str())
+            .unwrap_or("")
+            .to_string();
+        let path = if name.is_empty() {
+            "commonStructs".to_string()
+        } else {
+            name.clone()
+        };
+        let props = self.props(members, STRUCT_PROPS, "commonStructs entry", &path);
+        let name = self
+            .required_string(&props, "name", v.pos, &path, "the commonStructs entry")
+            .unwrap_or_default();
+        let versions = match find(&props, "versions") {
+            Some(m) => self
+                .versions(Some(m), None, &path)
+                .unwrap_or(Versions::NONE),
+            None => {
+                self.error(
+                    "missing-property",
+                    v.pos,
+                    &path,
+                    format!("common struct {name:?} has no \"versions\""),
+                );
+                Versions::NONE
+            }
+        };
+        let deprecated_versions = self
+            .versions(
+                find(&props, "deprecatedVersions"),
+                Some(Versions::NONE),
+                &path,
+            )
+            .unwrap_or(Versions::NONE);
+        let fields = match find(&props, "fields") {
+            Some(m) => self.fields(&m.value, &path, 1),
+            None => Vec::new(),
+        };
+        Some(StructSpec {
+            name: name.into(),
+            versions,
+            fields,
+            pos: v.pos,
+            deprecated_versions,
+            props: props.iter().map(|(n, m)| (*n, m.key_pos)).collect(),
+        })
+    }
+
+    fn fields(&mut self, v: &JsonValue, path: &str, depth: usize) -> Vec<Field> {
+        let mut out = Vec::new();
+        if depth > MAX_DEPTH {
+            self.error(
+                "too-deep",
+                v.pos,
+                path,
+                format!("structs nested deeper than {MAX_DEPTH} levels"),
+            );
+            return out;
+        }
+        for (i, item) in as_list(v).into_iter().enumerate() {
+            if let Some(f) = self.field(item, path, i, depth) {
+                out.push(f);
+            }
+        }
+        out
+    }
+
+    fn field(&mut self, v: &JsonValue, parent: &str, index: usize, depth: usize) -> Option<Field> {
+        let Some(members) = v.as_object() else {
+            self.error(
+                "wrong-json-type",
+                v.pos,
+                parent,
+                format!("a field must be an object, not {}", v.kind.describe()),
+            );
+            return None;
+        };
+        let raw_name = v
+            .get("name")
+            .and_then(|m| m.value.as_str())
+            .filter(|n| !n.is_empty());
+        let path = match raw_name {
+            Some(n) => join(parent, n),
+            None => join(parent, &format!("fields[{index}]")),
+        };
+        let props = self.props(members, FIELD_PROPS, "field", &path);
+        let mut f = Field {
+            pos: v.pos,
+            props: props.iter().map(|(n, m)| (*n, m.key_pos)).collect(),
+            ..Field::default()
+        };
+        if let Some(n) = self.required_string(&props, "name", v.pos, &path, "the field") {
+            f.name = n.into();
+        }
+        let type_pos = find(&props, "type").map_or(v.pos, |m| m.value.pos);
+        if let Some(t) = self.required_string(&props, "type", v.pos, &path, "the field") {
+            {
+                let t = t.trim().to_string();
+                match FieldType::parse(&t) {
+                    Ok(ty) => f.ty = ty,
+                    Err(msg) => {
+                        self.pending_types
+                            .push((type_pos, path.clone(), t.clone(), msg));
+                        f.ty = FieldType::Struct(t.as_str().into());
+                    }
+                }
+                f.type_text = t.into();
+            }
+        } else {
+            f.type_text = "".into();
+        }
+        f.tagged_versions = self
+            .versions(find(&props, "taggedVersions"), Some(Versions::NONE), &path)
+            .unwrap_or(Versions::NONE);
+        let versions_default = (!f.tagged_versions.is_empty()).then_some(f.tagged_versions);
+        match find(&props, "versions") {
+            Some(m) => {
+                f.versions = self
+                    .versions(Some(m), versions_default, &path)
+                    .unwrap_or(Versions::NONE)
+            }
+            None => match versions_default {
+                Some(t) => f.versions = t,
+                None => self.error(
+                    "missing-property",
+                    v.pos,
+                    &path,
+                    "the field has no \"versions\" (required unless \"taggedVersions\" is given)",
+                ),
+            },
+        }
+        f.nullable_versions = self
+            .versions(
+                find(&props, "nullableVersions"),
+                Some(Versions::NONE),
+                &path,
+            )
+            .unwrap_or(Versions::NONE);
+        if let Some(m) = find(&props, "flexibleVersions") {
+            // An empty string counts as absent, as in Kafka.
+            if m.value.as_str().is_some_and(|s| s.trim().is_empty())
+                || matches!(m.value.kind, JsonKind::Null)
+            {
+            } else {
+                f.flexible_versions = self.versions(Some(m), None, &path);
+            }
+        }
+        if let Some(m) = find(&props, "tag") {
+            f.tag = self
+                .integer(Some(m), 0, i32::MAX as i64, "invalid-tag", &path)
+                .map(|n| n as u32);
+        }
+        if let Some(m) = find(&props, "default") {
+            f.default = self.string(m, &path);
+        }
+        f.ignorable = self.boolean(find(&props, "ignorable"), &path);
+        f.map_key = self.boolean(find(&props, "mapKey"), &path);
+        f.zero_copy = self.boolean(find(&props, "zeroCopy"), &path);
+        if let Some(m) = find(&props, "entityType") {
+            f.entity_type = self
+                .enum_value(&m.value, m, ENTITY_TYPES, &path)
+                .map(Arc::from);
+        }
+        if let Some(m) = find(&props, "about") {
+            self.string(m, &path);
+        }
+        if let Some(m) = find(&props, "fields") {
+            f.fields = self.fields(&m.value, &path, depth + 1);
+        }
+        Some(f)
+    }
+
+    fn flush_type_errors(&mut self, spec: &MessageSpec) {
+        let mut names: Vec<&str> = spec.common_structs.iter().map(|s| &*s.name).collect();
+        collect_inline_structs(&spec.fields, &mut names);
+        for s in &spec.common_structs {
+            collect_inline_structs(&s.fields, &mut names);
+        }
+        for (pos, path, text, msg) in std::mem::take(&mut self.pending_types) {
+            let d = SchemaDiag::error("invalid-type", &self.file, pos, path, msg)
+                .with_suggestion(suggest_type(&text, &names));
+            self.diags.push(d);
+        }
+    }
+}
+
+fn collect_inline_structs<'a>(fields: &'a [Field], out: &mut Vec<&'a str>) {
+    for f in fields {
+        if !f.fields.is_empty() {
+            if let Some(n) = f.ty.struct_name() {
+                out.push(n);
+            }
+            collect_inline_structs(&f.fields, out);
+        }
+    }
+}

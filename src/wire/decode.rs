@@ -1,0 +1,341 @@
+//! Decoding entry points: [`Decoder::decode_frame`] (size prefix, direction, headers as Kafka
+//! chooses them, release-aware body, ApiVersions fallback) and [`decode_message_at`] (one
+//! message-shaped body anywhere, for internal-topic records). The interpreter itself is in
+//! [`super::walk`].
+//!
+//! Diagnostic codes (stable; severity in brackets):
+//! - `truncated` [error]: fewer bytes than a field needs.
+//! - `negative-length` [error]: a length or count below -1 (compact: a uvarint ≥ 2^31).
+//! - `null-not-allowed` [error]: null (-1 / 0) where the version is not nullable; shown as null.
+//! - `count-exceeds-remaining` [error]: an array (or tagged-field count) claims more elements
+//!   than bytes remain, rejected before anything is reserved (Kafka's own guard).
+//! - `string-too-long` [error]: a string longer than 32767 bytes (Kafka's reader refuses it).
+//! - `invalid-utf8` [warning]: a string that is not UTF-8 (Kafka replaces, so do the printers).
+//! - `invalid-bool` [warning]: a bool byte other than 0/1 (read as true, as Kafka does).
+//! - `varint-overlong` [warning]: a non-minimal unsigned varint (accepted by Kafka).
+//! - `varint-overflow` [error]: a varint with a 6th byte; [warning] when the 5th byte sets bits
+//!   above 2^32 (Kafka drops them).
+//! - `tag-order` / `tag-duplicate` [error]: tagged fields not strictly ascending.
+//! - `tag-size-mismatch` [error]: a known tag's content does not fill exactly its declared size.
+//! - `depth-limit` [error]: nesting beyond `limits::MAX_DEPTH`; `node-limit` [error]: more than
+//!   `limits::MAX_NODES_PER_TREE` nodes.
+//! - Frame level: `unknown-api` / `unknown-version` [error] (the body becomes an `Error` node),
+//!   `unstable-version` [warning], `trailing-bytes` [error] (an `Error` node `_trailing` after the
+//!   body), `truncated` [error] also when the size prefix promises more bytes than the frame has,
+//!   `size-mismatch` [error] when it promises fewer, `missing-hints` [error] (a response whose
+//!   request's API and version are unknown), `apiversions-fallback` [info] (an ApiVersions
+//!   response that only parses as v0).
+
+use super::cursor::Cursor;
+use super::diag::Diagnostic;
+use super::plan::PlanCache;
+use super::tree::{Kind, NodeId, Span, Tree, Value};
+use super::walk::{Seg, Walker};
+use crate::pdu::{Direction, Hints, Pdu};
+use crate::protocol::headers::{self, API_VERSIONS};
+use crate::protocol::Protocol;
+use crate::schema::model::MessageSpec;
+
+/// Decodes whole frames with one protocol, caching compiled plans; reuse one per input so the
+/// tree arena and the caches stay warm (no allocation per field once warmed up).
+pub struct Decoder {
+    proto: &'static Protocol,
+    plans: PlanCache,
+    path: Vec<Seg>,
+}
+
+impl Decoder {
+    pub fn new(proto: &'static Protocol) -> Decoder {
+        Decoder {
+            proto,
+            plans: PlanCache::default(),
+            path: Vec::new(),
+        }
+    }
+
+    pub fn protocol(&self) -> &'static Protocol {
+        self.proto
+    }
+
+    /// Decodes one frame (with or without its 4-byte size prefix) into `out.tree` and fills
+    /// `out`'s direction, api key/name/version, correlation id and release; `out.origin` is the
+    /// caller's. Direction: from the hints, else a request when the frame starts with a request
+    /// header of a known API and version and decodes cleanly, else a response when the hints
+    /// name the request's API and version.
+    pub fn decode_frame(&mut self, frame: &[u8], hints: &Hints, out: &mut Pdu) {
+        let prefix = hints.has_size_prefix.unwrap_or_else(|| {
+            frame.len() >= 4
+                && frame.get(..4).is_some_and(|b| {
+                    u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize == frame.len() - 4
+                })
+        });
+        out.request_frame = hints.request_frame;
+        out.latency_ns = hints.latency_ns;
+        let has_hints = hints.api_key.is_some() && hints.api_version.is_some();
+        let dir = match hints.direction {
+            Some(d) => d,
+            None => {
+                let body = if prefix { 4 } else { 0 };
+                let mut c = Cursor::new(frame, body, frame.len());
+                let known = match (c.i16(), c.i16()) {
+                    (Ok(k), Ok(v)) => self.proto.message(k, v, Direction::Request).is_some(),
+                    _ => false,
+                };
+                if known {
+                    self.attempt(frame, hints, out, Direction::Request, prefix, None);
+                    if !out.tree.has_errors() || !has_hints {
+                        return;
+                    }
+                }
+                if has_hints {
+                    Direction::Response
+                } else {
+                    Direction::Request
+                }
+            }
+        };
+        self.attempt(frame, hints, out, dir, prefix, None);
+        // A broker answers an ApiVersions version it does not know with a v0 body.
+        if dir == Direction::Response
+            && hints.api_key == Some(API_VERSIONS)
+            && hints.api_version.is_some_and(|v| v != 0)
+            && out.tree.has_errors()
+        {
+            let asked = hints.api_version.unwrap_or(0);
+            self.attempt(frame, hints, out, dir, prefix, Some(0));
+            if out.tree.has_errors() {
+                self.attempt(frame, hints, out, dir, prefix, None);
+            } else {
+                let msg = format!("ApiVersions response to a v{asked} request did not parse as v{asked}; parsed as v0 (how a broker answers a version it does not support)");
+                out.tree.diags.push(Diagnostic::info(
+                    "apiversions-fallback",
+                    "body",
+                    if prefix { 4 } else { 0 },
+                    msg,
+                ));
+            }
+        }
+    }
+
+    /// One complete decoding of the frame in one direction (the tree is rebuilt from scratch).
+    fn attempt(
+        &mut self,
+        frame: &[u8],
+        hints: &Hints,
+        out: &mut Pdu,
+        dir: Direction,
+        prefix: bool,
+        version: Option<i16>,
+    ) {
+        out.tree.reset(frame);
+        out.direction = Some(dir);
+        out.api_key = None;
+        out.api_name = None;
+        out.api_version = None;
+        out.correlation_id = None;
+        out.release = None;
+        let end = frame.len();
+        let root = out.tree.open("", Kind::Struct, 0, 0);
+        let mut p = 0;
+        if prefix {
+            p = 4.min(end);
+            out.tree.node_mut(root).hdr = p as u16;
+            match frame.get(..4) {
+                Some(b) => {
+                    let size = i32::from_be_bytes([b[0], b[1], b[2], b[3]]) as i64;
+                    let have = end as i64 - 4;
+                    if size > have {
+                        out.tree.diags.push(Diagnostic::error("truncated", "", 0, format!("frame truncated: the size prefix says {size} bytes, {have} present")));
+                    } else if size != have {
+                        out.tree.diags.push(Diagnostic::error(
+                            "size-mismatch",
+                            "",
+                            0,
+                            format!("the size prefix says {size} bytes but the frame has {have}"),
+                        ));
+                    }
+                }
+                None => out.tree.diags.push(Diagnostic::error(
+                    "truncated",
+                    "",
+                    0,
+                    format!("expected a 4-byte size prefix, only {end} bytes"),
+                )),
+            }
+        }
+        if hints.sasl_token {
+            let span = Span {
+                start: p as u32,
+                len: (end - p) as u32,
+            };
+            out.tree
+                .leaf("token", Value::Bytes(span), 0, p as u32, span.len);
+            out.tree.close(root, end as u32);
+            return;
+        }
+        let (key, ver) = match dir {
+            Direction::Request => {
+                let mut c = Cursor::new(frame, p, end);
+                (c.i16().ok(), c.i16().ok())
+            }
+            Direction::Response => (hints.api_key, version.or(hints.api_version)),
+        };
+        let hv = match (key, ver) {
+            (Some(k), Some(v)) => headers::header_version(self.proto, dir, k, v),
+            _ => None,
+        };
+        // Unknown API: still show what the header says (v1 request / v0 response).
+        let hv = hv.unwrap_or(if dir == Direction::Request { 1 } else { 0 });
+        let Some(hspec) = self.proto.header(dir, hv) else {
+            let d = Diagnostic::error(
+                "unknown-version",
+                "header",
+                p as u64,
+                format!("no {} header v{hv} in this protocol", dir.as_str()),
+            );
+            out.tree
+                .error_node("header", 0, p as u32, (end - p) as u32, d);
+            out.tree.close(root, end as u32);
+            return;
+        };
+        let hid = out.tree.nodes.len() as NodeId;
+        let plan = self.plans.get(hspec.spec, hv);
+        p = Walker::new(&mut out.tree, frame, 0, "header", &mut self.path)
+            .message(&plan, "header", p, end);
+        out.correlation_id =
+            int_child(&out.tree, hid, "CorrelationId").and_then(|v| i32::try_from(v).ok());
+        if dir == Direction::Request {
+            out.api_key =
+                int_child(&out.tree, hid, "RequestApiKey").and_then(|v| i16::try_from(v).ok());
+            out.api_version =
+                int_child(&out.tree, hid, "RequestApiVersion").and_then(|v| i16::try_from(v).ok());
+        } else {
+            out.api_key = key;
+            out.api_version = ver;
+        }
+        out.api_name = out.api_key.and_then(|k| self.proto.api_name(k));
+        if p < end || !out.tree.has_errors() {
+            p = self.body(frame, out, dir, p, end);
+        }
+        if p < end {
+            let d = Diagnostic::error(
+                "trailing-bytes",
+                "",
+                p as u64,
+                format!("{} bytes after the end of the message", end - p),
+            );
+            out.tree
+                .error_node("_trailing", 0, p as u32, (end - p) as u32, d);
+        }
+        out.tree.close(root, end as u32);
+    }
+
+    fn body(&mut self, frame: &[u8], out: &mut Pdu, dir: Direction, p: usize, end: usize) -> usize {
+        let (Some(k), Some(v)) = (out.api_key, out.api_version) else {
+            let d = Diagnostic::error(
+                "missing-hints",
+                "body",
+                p as u64,
+                "a response alone needs its request's API key and version (--api, --api-version)",
+            );
+            out.tree
+                .error_node("body", 0, p as u32, (end - p) as u32, d);
+            return end;
+        };
+        let Some(r) = self.proto.message(k, v, dir) else {
+            let (code, msg) = match self.proto.api_name(k) {
+                None => (
+                    "unknown-api",
+                    format!("API key {k} is not defined by any built-in release"),
+                ),
+                Some(name) => (
+                    "unknown-version",
+                    format!(
+                        "{name} has no {} version {v} in any built-in release",
+                        dir.as_str()
+                    ),
+                ),
+            };
+            out.tree.error_node(
+                "body",
+                0,
+                p as u32,
+                (end - p) as u32,
+                Diagnostic::error(code, "body", p as u64, msg),
+            );
+            return end;
+        };
+        out.release = Some(r.release);
+        if self.proto.is_unstable(k, v) {
+            let name = out.api_name.unwrap_or("?");
+            out.tree.diags.push(Diagnostic::warning(
+                "unstable-version",
+                "body",
+                p as u64,
+                format!(
+                    "{name} v{v} is an unstable (unreleased) version in {}",
+                    r.release
+                ),
+            ));
+        }
+        let plan = self.plans.get(r.spec, v);
+        Walker::new(&mut out.tree, frame, 0, "body", &mut self.path).message(&plan, "body", p, end)
+    }
+}
+
+fn int_child(tree: &Tree, id: NodeId, name: &str) -> Option<i64> {
+    match tree.child(id, name).map(|c| tree.node(c).value) {
+        Some(Value::Int(v)) => Some(v),
+        _ => None,
+    }
+}
+
+/// Decodes one message-shaped body (a KRaft metadata record, a coordinator key or value, a
+/// control record value) at `version` over `[start, end)` of buffer `buf`, as a `Struct` node
+/// called `name`, with diagnostics under `path`. Returns the end offset (where decoding stopped;
+/// bytes left before `end` are the caller's to report). A version outside the spec's
+/// `validVersions` becomes an `Error` node with `unknown-version`. Uses the process-wide plan
+/// cache, so it is cheap to call per record.
+#[allow(clippy::too_many_arguments)]
+pub fn decode_message_at(
+    tree: &mut Tree,
+    spec: &'static MessageSpec,
+    version: i16,
+    buf: u16,
+    start: u32,
+    end: u32,
+    name: &'static str,
+    path: &str,
+) -> u32 {
+    // The walker reads the buffer while it pushes nodes: lend it out for the duration.
+    let data = tree
+        .bufs
+        .get_mut(buf as usize)
+        .map(std::mem::take)
+        .unwrap_or_default();
+    let end = (end as usize).min(data.len());
+    let start = (start as usize).min(end);
+    let r = if !spec.valid_versions.contains(version) {
+        let d = Diagnostic::error(
+            "unknown-version",
+            path,
+            start as u64,
+            format!(
+                "{} has no version {version} (valid: {})",
+                spec.name, spec.valid_versions
+            ),
+        )
+        .in_buf(buf);
+        tree.error_node(name, buf, start as u32, (end - start) as u32, d);
+        end
+    } else {
+        let plan = super::plan::shared(spec, version);
+        let mut segs = Vec::new();
+        let mut w = Walker::new(tree, &data, buf, path, &mut segs);
+        w.message(&plan, name, start, end)
+    };
+    if let Some(b) = tree.bufs.get_mut(buf as usize) {
+        *b = data;
+    }
+    r as u32
+}

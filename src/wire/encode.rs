@@ -1,0 +1,563 @@
+//! The encoder: decoded-PDU JSON (CONTRACT.md, non-annotated) back to the exact bytes, walking
+//! the same compiled plans as the decoder; and [`tree_to_json`], the tree → JSON view of one
+//! decoded message that the encoder consumes (the printers own the full PDU output; this is the
+//! message-level part the round-trip tests and the encoder share).
+//!
+//! Tagged fields are written iff present in the JSON, in ascending tag order merged with
+//! `_unknown_tagged_fields`; every untagged field present at the version is required.
+
+use super::cursor::put_uvarint;
+use super::plan::{Plan, Ty};
+use super::tree::{Kind, NodeId, Span, Tree, Value};
+use crate::pdu::{Direction, Pdu};
+use crate::protocol::headers::header_version;
+use crate::protocol::Protocol;
+use crate::schema::model::Prim;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::Engine as _;
+use serde_json::{Map, Value as J};
+use std::fmt;
+
+/// Why JSON could not be encoded: where (`path`, e.g. `body.Topics[0].Name`) and what was
+/// expected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncodeError {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for EncodeError {}
+
+pub(crate) fn err(path: &str, message: impl Into<String>) -> EncodeError {
+    EncodeError {
+        path: path.to_string(),
+        message: message.into(),
+    }
+}
+
+fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_string()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+/// The member key under which unknown tagged fields travel.
+pub const UNKNOWN_TAGS: &str = "_unknown_tagged_fields";
+
+/// Encodes one decoded-PDU JSON object (CONTRACT.md; the non-annotated form) to the frame's
+/// bytes: `direction`, `api_key` and `api_version` (for a response, its request's) pick the
+/// header and body schemas as Kafka does; a size prefix is written when `length` is present. A
+/// raw SASL token is `{"token": base64}`.
+pub fn encode_pdu(proto: &'static Protocol, pdu_json: &J) -> Result<Vec<u8>, EncodeError> {
+    let obj = pdu_json
+        .as_object()
+        .ok_or_else(|| err("", "expected a PDU object"))?;
+    let mut out = Vec::new();
+    let prefixed = obj.contains_key("length");
+    if prefixed {
+        out.extend_from_slice(&[0; 4]);
+    }
+    if let Some(tok) = obj.get("token") {
+        let b64 = tok
+            .as_str()
+            .ok_or_else(|| err("token", "expected base64"))?;
+        out.extend(
+            STANDARD
+                .decode(b64)
+                .map_err(|e| err("token", format!("invalid base64: {e}")))?,
+        );
+    } else {
+        let dir = match obj.get("direction").and_then(J::as_str) {
+            Some("request") => Direction::Request,
+            Some("response") => Direction::Response,
+            _ => return Err(err("direction", "expected \"request\" or \"response\"")),
+        };
+        let num = |k: &str| {
+            obj.get(k)
+                .and_then(J::as_i64)
+                .and_then(|n| i16::try_from(n).ok())
+                .ok_or_else(|| err(k, "expected an integer -32768..=32767"))
+        };
+        let (key, ver) = (num("api_key")?, num("api_version")?);
+        let hv = header_version(proto, dir, key, ver)
+            .ok_or_else(|| err("api_key", format!("API key {key} is not in this protocol")))?;
+        let h = proto.header(dir, hv).ok_or_else(|| {
+            err(
+                "header",
+                format!("no {} header v{hv} in this protocol", dir.as_str()),
+            )
+        })?;
+        let hj = obj.get("header").ok_or_else(|| err("header", "missing"))?;
+        encode_message(&super::plan::shared(h.spec, hv), hj, &mut out, "header")?;
+        let b = proto.message(key, ver, dir).ok_or_else(|| {
+            err(
+                "api_version",
+                format!("API {key} has no {} version {ver}", dir.as_str()),
+            )
+        })?;
+        let bj = obj.get("body").ok_or_else(|| err("body", "missing"))?;
+        encode_message(&super::plan::shared(b.spec, ver), bj, &mut out, "body")?;
+        if let Some(t) = obj.get(TRAILING) {
+            let b64 = t.as_str().ok_or_else(|| err(TRAILING, "expected base64"))?;
+            out.extend(
+                STANDARD
+                    .decode(b64)
+                    .map_err(|e| err(TRAILING, format!("invalid base64: {e}")))?,
+            );
+        }
+    }
+    if prefixed {
+        let size = i32::try_from(out.len() - 4).map_err(|_| err("", "frame larger than 2 GiB"))?;
+        out[..4].copy_from_slice(&size.to_be_bytes());
+    }
+    Ok(out)
+}
+
+/// Root member holding bytes found after the body (`trailing-bytes`), base64, so that even a
+/// malformed frame round-trips (a kinspect addition to CONTRACT.md).
+pub const TRAILING: &str = "_trailing";
+
+/// The message-level JSON of a decoded PDU (`direction`, `api_key`, `api_version`, `length`
+/// when the frame had a size prefix, `header`, `body` or `token`, `_trailing`): what
+/// [`encode_pdu`] needs.
+/// The printers add origin, names and diagnostics.
+pub fn pdu_json(pdu: &Pdu) -> J {
+    let mut m = Map::new();
+    let t = &pdu.tree;
+    if let Some(d) = pdu.direction {
+        m.insert("direction".into(), d.as_str().into());
+    }
+    if let Some(k) = pdu.api_key {
+        m.insert("api_key".into(), k.into());
+    }
+    if let Some(v) = pdu.api_version {
+        m.insert("api_version".into(), v.into());
+    }
+    if let Some(root) = t.nodes.first() {
+        if root.hdr == 4 {
+            m.insert("length".into(), (root.len.saturating_sub(4)).into());
+        }
+        for c in t.children(0) {
+            let n = t.node(c);
+            if n.name == TRAILING {
+                m.insert(
+                    TRAILING.into(),
+                    STANDARD
+                        .encode(t.bytes(
+                            n.buf,
+                            Span {
+                                start: n.offset,
+                                len: n.len,
+                            },
+                        ))
+                        .into(),
+                );
+            } else if !n.name.starts_with('_') {
+                m.insert(n.name.to_string(), tree_to_json(t, c));
+            }
+        }
+    }
+    J::Object(m)
+}
+
+/// Encodes `json` (a struct object) as the plan's message, appending to `out`.
+pub fn encode_message(
+    plan: &Plan,
+    json: &J,
+    out: &mut Vec<u8>,
+    path: &str,
+) -> Result<(), EncodeError> {
+    Enc { plan, depth: 0 }.structure(plan.root, json, false, false, out, path)
+}
+
+struct Enc<'p> {
+    plan: &'p Plan,
+    depth: usize,
+}
+
+impl Enc<'_> {
+    fn structure(
+        &mut self,
+        sid: u32,
+        json: &J,
+        nullable: bool,
+        in_tag: bool,
+        out: &mut Vec<u8>,
+        path: &str,
+    ) -> Result<(), EncodeError> {
+        if json.is_null() {
+            if !nullable {
+                return Err(err(
+                    path,
+                    "null where this version does not allow a null struct",
+                ));
+            }
+            // Tagged nullable structs use a uvarint marker (0 = null), others an int8 (-1).
+            out.push(if in_tag { 0 } else { 0xff });
+            return Ok(());
+        }
+        let obj = json
+            .as_object()
+            .ok_or_else(|| err(path, format!("expected an object, found {}", kind(json))))?;
+        if nullable {
+            out.push(1);
+        }
+        self.depth += 1;
+        if self.depth > crate::limits::MAX_DEPTH {
+            return Err(err(path, "nesting deeper than the depth limit"));
+        }
+        let sp = self.plan.structure(sid);
+        for f in &sp.fields {
+            let p = join(path, f.name);
+            let v = obj.get(f.name).ok_or_else(|| {
+                err(
+                    &p,
+                    format!(
+                        "missing field {} (on the wire at version {})",
+                        f.name, self.plan.version
+                    ),
+                )
+            })?;
+            self.value(&f.ty, v, f.nullable, f.compact, false, out, &p)?;
+        }
+        for k in obj.keys() {
+            let known = sp.fields.iter().chain(&sp.tagged).any(|f| f.name == k)
+                || (sp.flexible && k == UNKNOWN_TAGS);
+            if !known {
+                return Err(err(
+                    &join(path, k),
+                    format!(
+                        "no field {k} in {} at version {}",
+                        sp.name, self.plan.version
+                    ),
+                ));
+            }
+        }
+        if sp.flexible {
+            let mut tags: Vec<(u32, Vec<u8>)> = Vec::new();
+            for f in &sp.tagged {
+                if let Some(v) = obj.get(f.name) {
+                    let mut buf = Vec::new();
+                    self.value(
+                        &f.ty,
+                        v,
+                        f.nullable,
+                        true,
+                        true,
+                        &mut buf,
+                        &join(path, f.name),
+                    )?;
+                    tags.push((f.tag.unwrap_or(u32::MAX), buf));
+                }
+            }
+            if let Some(u) = obj.get(UNKNOWN_TAGS) {
+                let p = join(path, UNKNOWN_TAGS);
+                let arr = u
+                    .as_array()
+                    .ok_or_else(|| err(&p, "expected an array of {\"tag\",\"data\"}"))?;
+                for (i, e) in arr.iter().enumerate() {
+                    let ep = format!("{p}[{i}]");
+                    let tag = e
+                        .get("tag")
+                        .and_then(J::as_u64)
+                        .and_then(|t| u32::try_from(t).ok());
+                    let tag =
+                        tag.ok_or_else(|| err(&ep, "expected \"tag\": an integer 0..=4294967295"))?;
+                    let data = e
+                        .get("data")
+                        .and_then(J::as_str)
+                        .ok_or_else(|| err(&ep, "expected \"data\": base64"))?;
+                    let bytes = STANDARD
+                        .decode(data)
+                        .map_err(|e| err(&ep, format!("invalid base64 in \"data\": {e}")))?;
+                    tags.push((tag, bytes));
+                }
+            }
+            tags.sort_by_key(|t| t.0);
+            if let Some(w) = tags.windows(2).find(|w| w[0].0 == w[1].0) {
+                return Err(err(path, format!("tag {} given twice", w[0].0)));
+            }
+            put_uvarint(out, tags.len() as u32);
+            for (tag, payload) in tags {
+                put_uvarint(out, tag);
+                put_uvarint(out, payload.len() as u32);
+                out.extend_from_slice(&payload);
+            }
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn value(
+        &mut self,
+        ty: &Ty,
+        v: &J,
+        nullable: bool,
+        compact: bool,
+        in_tag: bool,
+        out: &mut Vec<u8>,
+        path: &str,
+    ) -> Result<(), EncodeError> {
+        match ty {
+            Ty::Prim(p) => prim(*p, v, nullable, compact, out, path),
+            Ty::Struct(sid) => self.structure(*sid, v, nullable, in_tag, out, path),
+            Ty::TooDeep => Err(err(path, "schema nesting deeper than the depth limit")),
+            Ty::Array(elem) => {
+                if v.is_null() {
+                    if !nullable {
+                        return Err(err(
+                            path,
+                            "null where this version does not allow a null array",
+                        ));
+                    }
+                    put_len(out, -1, compact, true);
+                    return Ok(());
+                }
+                let arr = v
+                    .as_array()
+                    .ok_or_else(|| err(path, format!("expected an array, found {}", kind(v))))?;
+                let n = i32::try_from(arr.len()).map_err(|_| err(path, "array too long"))?;
+                put_len(out, n, compact, true);
+                for (i, e) in arr.iter().enumerate() {
+                    self.value(elem, e, false, compact, false, out, &format!("{path}[{i}]"))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn kind(v: &J) -> &'static str {
+    match v {
+        J::Null => "null",
+        J::Bool(_) => "a bool",
+        J::Number(_) => "a number",
+        J::String(_) => "a string",
+        J::Array(_) => "an array",
+        J::Object(_) => "an object",
+    }
+}
+
+/// A length or count prefix; -1 = null.
+fn put_len(out: &mut Vec<u8>, n: i32, compact: bool, wide: bool) {
+    if compact {
+        put_uvarint(out, (n as u32).wrapping_add(1));
+    } else if wide {
+        out.extend_from_slice(&n.to_be_bytes());
+    } else {
+        out.extend_from_slice(&(n as i16).to_be_bytes());
+    }
+}
+
+fn int(v: &J, lo: i64, hi: i64, path: &str, what: &str) -> Result<i64, EncodeError> {
+    match v.as_i64() {
+        Some(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(err(
+            path,
+            format!("expected {what}: an integer {lo}..={hi}, found {v}"),
+        )),
+    }
+}
+
+fn prim(
+    p: Prim,
+    v: &J,
+    nullable: bool,
+    compact: bool,
+    out: &mut Vec<u8>,
+    path: &str,
+) -> Result<(), EncodeError> {
+    match p {
+        Prim::Bool => out.push(
+            v.as_bool()
+                .ok_or_else(|| err(path, format!("expected bool, found {v}")))? as u8,
+        ),
+        Prim::Int8 => out.push(int(v, i8::MIN.into(), i8::MAX.into(), path, "int8")? as i8 as u8),
+        Prim::Int16 => out.extend_from_slice(
+            &(int(v, i16::MIN.into(), i16::MAX.into(), path, "int16")? as i16).to_be_bytes(),
+        ),
+        Prim::Uint16 => out
+            .extend_from_slice(&(int(v, 0, u16::MAX.into(), path, "uint16")? as u16).to_be_bytes()),
+        Prim::Int32 => out.extend_from_slice(
+            &(int(v, i32::MIN.into(), i32::MAX.into(), path, "int32")? as i32).to_be_bytes(),
+        ),
+        Prim::Uint32 => out
+            .extend_from_slice(&(int(v, 0, u32::MAX.into(), path, "uint32")? as u32).to_be_bytes()),
+        Prim::Int64 => {
+            out.extend_from_slice(&int(v, i64::MIN, i64::MAX, path, "int64")?.to_be_bytes())
+        }
+        Prim::Float64 => {
+            let f = match v {
+                J::Number(n) => n.as_f64(),
+                J::String(s) if s == "NaN" => Some(f64::NAN),
+                J::String(s) if s == "Infinity" => Some(f64::INFINITY),
+                J::String(s) if s == "-Infinity" => Some(f64::NEG_INFINITY),
+                _ => None,
+            };
+            let f = f.ok_or_else(|| err(path, format!("expected float64 (a number, \"NaN\", \"Infinity\" or \"-Infinity\"), found {v}")))?;
+            out.extend_from_slice(&f.to_be_bytes());
+        }
+        Prim::Uuid => {
+            let s = v.as_str().ok_or_else(|| {
+                err(
+                    path,
+                    format!("expected uuid (22-char base64url), found {v}"),
+                )
+            })?;
+            let b = URL_SAFE_NO_PAD.decode(s).ok().filter(|b| b.len() == 16);
+            out.extend_from_slice(&b.ok_or_else(|| {
+                err(
+                    path,
+                    format!("expected uuid (22-char base64url of 16 bytes), found {s:?}"),
+                )
+            })?);
+        }
+        Prim::String | Prim::Bytes | Prim::Records => {
+            let wide = p != Prim::String;
+            if v.is_null() {
+                if !nullable {
+                    return Err(err(
+                        path,
+                        format!(
+                            "null where this version does not allow a null {}",
+                            p.as_str()
+                        ),
+                    ));
+                }
+                put_len(out, -1, compact, wide);
+                return Ok(());
+            }
+            let bytes: std::borrow::Cow<[u8]> = match (p, v) {
+                (Prim::String, J::String(s)) => s.as_bytes().into(),
+                (Prim::String, _) => {
+                    return Err(err(path, format!("expected a string, found {}", kind(v))))
+                }
+                (_, J::String(s)) => STANDARD
+                    .decode(s)
+                    .map_err(|e| err(path, format!("expected base64 {}: {e}", p.as_str())))?
+                    .into(),
+                _ => {
+                    return Err(err(
+                        path,
+                        format!("expected base64 {}, found {}", p.as_str(), kind(v)),
+                    ))
+                }
+            };
+            let max = if wide {
+                i32::MAX as usize
+            } else {
+                i16::MAX as usize
+            };
+            if bytes.len() > max {
+                return Err(err(
+                    path,
+                    format!("{} of {} bytes exceeds {max}", p.as_str(), bytes.len()),
+                ));
+            }
+            put_len(out, bytes.len() as i32, compact, wide);
+            out.extend_from_slice(&bytes);
+        }
+    }
+    Ok(())
+}
+
+/// The JSON of the subtree at `id` (CONTRACT.md): structs are objects of their members (known
+/// tags flattened in, unknown ones under `_unknown_tagged_fields`), arrays are arrays, nulls are
+/// explicit. `Error` nodes become `{"_error": {"code", "message"}}` so nothing is hidden.
+pub fn tree_to_json(tree: &Tree, id: NodeId) -> J {
+    let n = tree.node(id);
+    match n.kind {
+        Kind::Struct | Kind::TaggedSection if n.value == Value::Null => J::Null,
+        Kind::Struct | Kind::TaggedSection => {
+            let mut m = Map::new();
+            members(tree, id, &mut m);
+            J::Object(m)
+        }
+        Kind::Array if n.value == Value::Null => J::Null,
+        Kind::Array => J::Array(tree.children(id).map(|c| tree_to_json(tree, c)).collect()),
+        Kind::Error => {
+            let d = match n.value {
+                Value::Diag(i) => tree.diags.get(i as usize),
+                _ => None,
+            };
+            let mut e = Map::new();
+            e.insert("code".into(), d.map_or("error", |d| d.code).into());
+            e.insert(
+                "message".into(),
+                d.map(|d| d.message.clone()).unwrap_or_default().into(),
+            );
+            J::Object(Map::from_iter([("_error".to_string(), J::Object(e))]))
+        }
+        Kind::Scalar | Kind::UnknownTag(_) => scalar(tree, n.buf, n.value),
+    }
+}
+
+fn members(tree: &Tree, id: NodeId, m: &mut Map<String, J>) {
+    for c in tree.children(id) {
+        let cn = tree.node(c);
+        match cn.kind {
+            Kind::TaggedSection => members(tree, c, m),
+            Kind::UnknownTag(tag) => {
+                let e = J::Object(Map::from_iter([
+                    ("tag".to_string(), J::from(tag)),
+                    ("data".to_string(), scalar(tree, cn.buf, cn.value)),
+                ]));
+                match m.get_mut(UNKNOWN_TAGS) {
+                    Some(J::Array(a)) => a.push(e),
+                    _ => {
+                        m.insert(UNKNOWN_TAGS.into(), J::Array(vec![e]));
+                    }
+                }
+            }
+            _ => {
+                m.insert(cn.name.to_string(), tree_to_json(tree, c));
+            }
+        }
+    }
+}
+
+fn scalar(tree: &Tree, buf: u16, v: Value) -> J {
+    match v {
+        Value::None | Value::Null => J::Null,
+        Value::Bool(b) => J::Bool(b),
+        Value::Int(i) => J::from(i),
+        Value::Float(f) if f.is_nan() => "NaN".into(),
+        Value::Float(f) if f.is_infinite() => {
+            (if f > 0.0 { "Infinity" } else { "-Infinity" }).into()
+        }
+        Value::Float(f) => J::from(f),
+        Value::Uuid(u) => URL_SAFE_NO_PAD.encode(u).into(),
+        Value::Str(s) => String::from_utf8_lossy(tree.bytes(buf, s))
+            .into_owned()
+            .into(),
+        Value::Bytes(s) => STANDARD.encode(tree.bytes(buf, s)).into(),
+        Value::Data(s) => {
+            let b = tree.bytes(buf, s);
+            match std::str::from_utf8(b) {
+                Ok(t) => J::Object(Map::from_iter([("text".to_string(), J::from(t))])),
+                Err(_) => J::Object(Map::from_iter([(
+                    "base64".to_string(),
+                    J::from(STANDARD.encode(b)),
+                )])),
+            }
+        }
+        Value::Label(l) => l.into(),
+        Value::Diag(i) => tree
+            .diags
+            .get(i as usize)
+            .map_or(J::Null, |d| d.code.into()),
+    }
+}
