@@ -24,6 +24,7 @@
 //! - `unmatched-response` (info): a response whose request was not captured.
 
 mod conv;
+pub mod decoded;
 mod framing;
 mod link;
 #[cfg(feature = "live")]
@@ -31,6 +32,7 @@ pub mod live;
 mod pcap;
 mod sasl;
 pub mod session;
+pub mod stats;
 mod tcp;
 #[doc(hidden)]
 pub mod testgen;
