@@ -267,6 +267,15 @@ fn release_resolution_follows_the_versions() {
         Some(("4.3.1", "ListConfigResourcesResponse"))
     );
     assert_eq!(p.api_name(56), Some("AlterPartition"));
+    assert_eq!(p.api_key("AlterPartitionRequest"), Some(56));
+    assert_eq!(
+        p.api_key("listclientmetricsresources"),
+        Some(74),
+        "3.9.0's name still finds the key"
+    );
+    assert_eq!(p.api_key("produce"), Some(0));
+    assert_eq!(p.api_key("Nope"), None);
+    assert_eq!(p.api_names().len(), 94, "93 keys, API 74 under two names");
     // Vote v1: 4.3.1's spec, whose field names are Replica*, not 3.9.0's Candidate*.
     let vote = p.message(52, 1, Direction::Request).unwrap();
     assert_eq!(vote.release, "4.3.1");

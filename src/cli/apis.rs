@@ -71,20 +71,10 @@ fn find_api(p: &Protocol, arg: &str) -> Result<i16, String> {
             ))
         };
     }
-    let want = arg.trim().to_ascii_lowercase();
-    let want = want
-        .strip_suffix("request")
-        .or_else(|| want.strip_suffix("response"))
-        .unwrap_or(&want);
-    let mut names: Vec<&'static str> = Vec::new();
-    for &k in &keys {
-        for r in p.api_versions(k) {
-            if r.name.to_ascii_lowercase() == want {
-                return Ok(k);
-            }
-            names.push(r.name);
-        }
+    if let Some(k) = p.api_key(arg) {
+        return Ok(k);
     }
+    let names = p.api_names();
     let hint = closest(arg, &names)
         .map(|s| format!(" (did you mean `{s}`?)"))
         .unwrap_or_default();

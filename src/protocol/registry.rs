@@ -123,6 +123,9 @@ struct Set {
     responses: HashMap<i16, &'static Entry>,
     by_name: HashMap<&'static str, &'static Entry>,
     metadata: HashMap<i16, &'static Entry>,
+    /// Coordinator record specs (keys and values, both forms) with their topic, looked
+    /// through per record, so kept apart from the ~300 other specs.
+    coordinator: Vec<(CoordinatorGroup, &'static Entry)>,
 }
 
 impl Set {
@@ -135,9 +138,13 @@ impl Set {
             responses: HashMap::new(),
             by_name: HashMap::new(),
             metadata: HashMap::new(),
+            coordinator: Vec::new(),
         };
         for &e in &s.entries {
             s.by_name.entry(e.head.name.as_str()).or_insert(e);
+            if let Some(g) = group_of(&e.head) {
+                s.coordinator.push((g, e));
+            }
             let Some(key) = e.head.api_key else { continue };
             match e.head.spec_type {
                 SpecType::Request => {
@@ -170,16 +177,17 @@ impl Set {
     /// A coordinator key spec for `record_type`: the 4.x form (apiKey is the record type) or the
     /// 3.9 form (`type: data`, the key's validVersions are the record types).
     fn coordinator_key(&self, group: CoordinatorGroup, record_type: i16) -> Option<&'static Entry> {
-        self.entries.iter().copied().find(|e| {
+        self.coordinator.iter().find_map(|&(g, e)| {
             let h = &e.head;
-            group_of(h) == Some(group)
+            let hit = g == group
                 && match h.spec_type {
                     SpecType::CoordinatorKey => h.api_key == Some(record_type),
                     SpecType::Data => {
                         h.name.ends_with("Key") && h.valid_versions.contains(record_type)
                     }
                     _ => false,
-                }
+                };
+            hit.then_some(e)
         })
     }
     fn coordinator_value(
@@ -187,10 +195,10 @@ impl Set {
         group: CoordinatorGroup,
         record_type: i16,
     ) -> Option<&'static Entry> {
-        if let Some(v) = self.entries.iter().copied().find(|e| {
-            e.head.spec_type == SpecType::CoordinatorValue
+        if let Some(&(_, v)) = self.coordinator.iter().find(|(g, e)| {
+            *g == group
+                && e.head.spec_type == SpecType::CoordinatorValue
                 && e.head.api_key == Some(record_type)
-                && group_of(&e.head) == Some(group)
         }) {
             return Some(v);
         }
@@ -198,8 +206,11 @@ impl Set {
             .coordinator_key(group, record_type)
             .filter(|k| k.head.spec_type == SpecType::Data)?;
         let stem = key.head.name.strip_suffix("Key")?;
-        self.entries.iter().copied().find(|e| {
-            e.head.spec_type == SpecType::Data && e.head.name.strip_suffix("Value") == Some(stem)
+        self.coordinator.iter().find_map(|&(g, e)| {
+            (g == group
+                && e.head.spec_type == SpecType::Data
+                && e.head.name.strip_suffix("Value") == Some(stem))
+            .then_some(e)
         })
     }
 }
@@ -335,6 +346,34 @@ impl Protocol {
             .iter()
             .find_map(|s| s.api(api_key))
             .map(Entry::api_name)
+    }
+
+    /// The key of an API named `name` in any release (`Produce`, `ProduceRequest`,
+    /// `alterisr`…: case-insensitive, with or without the Request/Response suffix); the newest
+    /// release's names are tried first.
+    pub fn api_key(&self, name: &str) -> Option<i16> {
+        let low = name.trim().to_ascii_lowercase();
+        let want = low
+            .strip_suffix("request")
+            .or_else(|| low.strip_suffix("response"))
+            .unwrap_or(&low);
+        self.sets.iter().find_map(|set| {
+            set.requests
+                .iter()
+                .chain(&set.responses)
+                .find(|(_, e)| e.api_name().eq_ignore_ascii_case(want))
+                .map(|(k, _)| *k)
+        })
+    }
+
+    /// Names of every API in every release (for suggestions).
+    pub fn api_names(&self) -> Vec<&'static str> {
+        let names: BTreeSet<&'static str> = self
+            .sets
+            .iter()
+            .flat_map(|s| s.requests.values().map(|e| e.api_name()))
+            .collect();
+        names.into_iter().collect()
     }
 
     /// Every API key any release defines, sorted.
