@@ -106,6 +106,19 @@ fn tagged_versions_default_versions_and_null_default_is_absent() {
 }
 
 #[test]
+fn blank_flexible_versions_is_given_and_none() {
+    let (spec, d) = load_spec(
+        "e.json",
+        r#"{"type": "data", "name": "T", "validVersions": "0", "flexibleVersions": " "}"#,
+    );
+    assert!(d.is_empty(), "{d:?}");
+    let spec = spec.unwrap();
+    // Kafka refuses only a missing or null flexibleVersions; a blank one parses as none.
+    assert!(spec.has_prop("flexibleVersions"));
+    assert!(spec.flexible_versions.is_empty());
+}
+
+#[test]
 fn jackson_coercions_are_accepted_with_a_warning() {
     let (spec, d) = load_spec(
         "c.json",
@@ -267,4 +280,87 @@ fn hostile_inputs_fail_cleanly() {
     );
     let (_, d) = load_spec("deep.json", &deep);
     assert!(d.iter().any(|d| d.code == "json-syntax"), "{d:?}");
+}
+
+#[test]
+fn load_dir_walks_folders_and_names_unreadable_files() {
+    let dir = std::env::temp_dir().join(format!("kinspect-load-dir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("a/b")).unwrap();
+    let ok = r#"{"type": "data", "name": "T", "validVersions": "0"}"#;
+    std::fs::write(dir.join("a/b/T.json"), ok).unwrap();
+    std::fs::write(dir.join("README.md"), "not a spec").unwrap();
+    // Latin-1 bytes: the second line holds an invalid UTF-8 byte after 3 good characters.
+    std::fs::write(dir.join("bad.json"), b"{\n  \"\xe9\": 1}").unwrap();
+    let (specs, diags) = load_dir(&dir);
+    assert_eq!(specs.len(), 1);
+    assert_eq!(&*specs[0].path, "a/b/T.json");
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0].code, "io-error");
+    assert!(diags[0].file.ends_with("bad.json"));
+    assert_eq!((diags[0].pos.line, diags[0].pos.col), (2, 4));
+    let (specs, diags) = load_dir(&dir.join("missing"));
+    assert!(specs.is_empty() && diags.len() == 1 && diags[0].code == "io-error");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Deterministic xorshift, so a failure reproduces.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+#[test]
+fn mutated_specs_never_panic_and_positions_stay_in_the_file() {
+    let base = r#"// c
+{ "apiKey": 1, "type": "request", "name": "FetchRequest", "validVersions": "0-3", "flexibleVersions": "2+",
+  /* block */ "listeners": ["broker"], "latestVersionUnstable": false,
+  "fields": [
+    { "name": "A", "type": "[]Topic", "versions": "0+", "nullableVersions": "1+", "fields": [
+      { "name": "B", "type": "string", "versions": "0+", "entityType": "topicName", "default": "x" },
+      { "name": "C", "type": "int32", "taggedVersions": "2+", "tag": 0, "ignorable": true } ]},
+    { "name": "D", "type": "Common", "versions": "1+" } ],
+  "commonStructs": [ { "name": "Common", "versions": "0+", "fields": [
+      { "name": "E", "type": "uuid", "versions": "0+", "mapKey": true } ] } ] }"#;
+    let pieces = [
+        "\u{a0}", "#", "}", "]", "{", "[", "\"", ",", ":", "//", "/*", "\\", "-", "0", "[]",
+        "null", "\u{0}", "é",
+    ];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let lines = base.lines().count() as u32;
+    for round in 0..3000 {
+        let mut chars: Vec<char> = base.chars().collect();
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(chars.len());
+            match rng.below(3) {
+                0 => {
+                    chars.remove(at);
+                }
+                1 => {
+                    let p = pieces[rng.below(pieces.len())];
+                    for (k, c) in p.chars().enumerate() {
+                        chars.insert(at + k, c);
+                    }
+                }
+                _ => chars.truncate(at),
+            }
+        }
+        let text: String = chars.into_iter().collect();
+        let (_, diags) = load_spec("m.json", &text);
+        for d in &diags {
+            assert!(
+                d.pos.line >= 1 && d.pos.line <= lines + 4,
+                "round {round}: {d}\n{text}"
+            );
+            assert!(!d.message.is_empty());
+        }
+    }
 }
