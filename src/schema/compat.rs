@@ -579,3 +579,15 @@ fn ranges(vs: &[i16]) -> String {
     }
     parts.join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ranges;
+
+    #[test]
+    fn versions_read_as_ranges() {
+        assert_eq!(ranges(&[3, 1, 2, 7, 5, 5]), "1-3, 5, 7");
+        assert_eq!(ranges(&[0]), "0");
+        assert_eq!(ranges(&[]), "");
+    }
+}

@@ -80,8 +80,8 @@ pub fn check(cx: &mut Cx) {
             spec.prop_pos("validVersions"),
             "validVersions",
             format!(
-                "validVersions \"{}\" has no maximum version; write the highest version, e.g. \"{}-{}\"",
-                spec.valid_versions, spec.valid_versions.lo, spec.valid_versions.lo
+                "validVersions \"{}\" has no maximum version; write \"{}-N\" with N the newest version",
+                spec.valid_versions, spec.valid_versions.lo
             ),
         );
     }
