@@ -106,6 +106,18 @@ fn tagged_versions_default_versions_and_null_default_is_absent() {
 }
 
 #[test]
+fn empty_flexible_versions_counts_as_not_given() {
+    let (spec, d) = load_spec(
+        "e.json",
+        r#"{"type": "data", "name": "T", "validVersions": "0", "flexibleVersions": " "}"#,
+    );
+    assert!(d.is_empty(), "{d:?}");
+    let spec = spec.unwrap();
+    assert!(!spec.has_prop("flexibleVersions"));
+    assert!(spec.flexible_versions.is_empty());
+}
+
+#[test]
 fn jackson_coercions_are_accepted_with_a_warning() {
     let (spec, d) = load_spec(
         "c.json",
@@ -267,4 +279,26 @@ fn hostile_inputs_fail_cleanly() {
     );
     let (_, d) = load_spec("deep.json", &deep);
     assert!(d.iter().any(|d| d.code == "json-syntax"), "{d:?}");
+}
+
+#[test]
+fn load_dir_walks_folders_and_names_unreadable_files() {
+    let dir = std::env::temp_dir().join(format!("kinspect-load-dir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("a/b")).unwrap();
+    let ok = r#"{"type": "data", "name": "T", "validVersions": "0"}"#;
+    std::fs::write(dir.join("a/b/T.json"), ok).unwrap();
+    std::fs::write(dir.join("README.md"), "not a spec").unwrap();
+    // Latin-1 bytes: the second line holds an invalid UTF-8 byte after 3 good characters.
+    std::fs::write(dir.join("bad.json"), b"{\n  \"\xe9\": 1}").unwrap();
+    let (specs, diags) = load_dir(&dir);
+    assert_eq!(specs.len(), 1);
+    assert_eq!(&*specs[0].path, "a/b/T.json");
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0].code, "io-error");
+    assert!(diags[0].file.ends_with("bad.json"));
+    assert_eq!((diags[0].pos.line, diags[0].pos.col), (2, 4));
+    let (specs, diags) = load_dir(&dir.join("missing"));
+    assert!(specs.is_empty() && diags.len() == 1 && diags[0].code == "io-error");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -281,6 +281,14 @@ impl Ctx {
                 "flexibleVersions",
             )
             .unwrap_or(Versions::NONE);
+        // Kafka reads an empty flexibleVersions as not given, which matters to its "required
+        // when validVersions is not empty" rule: record it as absent.
+        if find(&props, "flexibleVersions")
+            .and_then(|m| m.value.as_str())
+            .is_some_and(|s| java_trim(s).is_empty())
+        {
+            spec.props.retain(|(n, _)| *n != "flexibleVersions");
+        }
         spec.deprecated_versions = self
             .versions(
                 find(&props, "deprecatedVersions"),
