@@ -502,9 +502,14 @@ fn compare_field(run: &mut Run, n: &Present, b: &Present, v: i16, path: &str, de
             f.prop_pos("flexibleVersions"),
             v,
             || {
+                let show = |o: Option<Versions>| {
+                    o.map_or("the message's".to_string(), |x| format!("\"{x}\""))
+                };
                 format!(
-                    "{} changed its own flexibleVersions from {:?} to {:?}",
-                    f.name, bf.flexible_versions, f.flexible_versions
+                    "{} changed its own flexibleVersions from {} to {}",
+                    f.name,
+                    show(bf.flexible_versions),
+                    show(f.flexible_versions)
                 )
             },
         );
