@@ -269,3 +269,23 @@ fn a_file_that_is_not_utf8_is_an_error_at_its_place() {
         (Some(2), Some(15))
     );
 }
+
+#[test]
+fn an_oversized_file_is_refused_without_reading_it() {
+    let dir = std::env::temp_dir().join(format!("kinspect-validate-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("Huge.json");
+    // A sparse 1 GiB file: refused on its size, so the run stays instant and small.
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let o = kinspect(&["validate-schema", dir.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(
+        out.contains("Huge.json:1:1: error[file-too-large]: file is 1073741824 bytes"),
+        "{out}"
+    );
+}

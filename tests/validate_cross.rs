@@ -290,6 +290,14 @@ type Files = &'static [(&'static str, &'static str)];
 
 const ACCEPTED: &[(&str, &str, Files)] = &[
     (
+        "a blank flexibleVersions parses as none",
+        "4.3",
+        &[(
+            "d/FooData.json",
+            r#"{ "type": "data", "name": "FooData", "validVersions": "0-1", "flexibleVersions": " ", "fields": [] }"#,
+        )],
+    ),
+    (
         "4.x removed API: validVersions none, no flexibleVersions",
         "4.3",
         &[

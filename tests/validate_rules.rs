@@ -51,7 +51,7 @@ const CASES: &[Case] = &[
 }"#,
     },
     Case {
-        name: "m4-blank-flexible",
+        name: "m4-null-flexible",
         release: "4.3",
         code: "missing-flexible-versions",
         severity: E,
@@ -60,7 +60,7 @@ const CASES: &[Case] = &[
   "type": "data",
   "name": "FooData",
   "validVersions": "0-1",
-  "flexibleVersions": " ",
+  "flexibleVersions": null,
   "fields": []
 }"#,
     },

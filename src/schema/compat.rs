@@ -502,9 +502,14 @@ fn compare_field(run: &mut Run, n: &Present, b: &Present, v: i16, path: &str, de
             f.prop_pos("flexibleVersions"),
             v,
             || {
+                let show = |o: Option<Versions>| {
+                    o.map_or("the message's".to_string(), |x| format!("\"{x}\""))
+                };
                 format!(
-                    "{} changed its own flexibleVersions from {:?} to {:?}",
-                    f.name, bf.flexible_versions, f.flexible_versions
+                    "{} changed its own flexibleVersions from {} to {}",
+                    f.name,
+                    show(bf.flexible_versions),
+                    show(f.flexible_versions)
                 )
             },
         );
@@ -578,4 +583,16 @@ fn ranges(vs: &[i16]) -> String {
         i += 1;
     }
     parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ranges;
+
+    #[test]
+    fn versions_read_as_ranges() {
+        assert_eq!(ranges(&[3, 1, 2, 7, 5, 5]), "1-3, 5, 7");
+        assert_eq!(ranges(&[0]), "0");
+        assert_eq!(ranges(&[]), "");
+    }
 }

@@ -5,6 +5,7 @@
 use crate::limits::MAX_SPEC_FILE_BYTES;
 use crate::schema::diag::SchemaDiag;
 use crate::schema::model::Pos;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -39,19 +40,24 @@ pub fn read_inputs(paths: &[PathBuf]) -> Result<Inputs, String> {
     };
     for p in found {
         let shown = p.display().to_string();
-        let bytes = std::fs::read(&p).map_err(|e| format!("{shown}: {e}"))?;
         let file: Arc<str> = shown.as_str().into();
+        // Size first: a huge file (or a device) is refused before anything is read.
+        let len = std::fs::metadata(&p)
+            .map_err(|e| format!("{shown}: {e}"))?
+            .len();
+        if len > MAX_SPEC_FILE_BYTES as u64 {
+            inputs.diags.push(too_large(&file, len));
+            continue;
+        }
+        let mut bytes = Vec::new();
+        std::fs::File::open(&p)
+            .and_then(|f| {
+                f.take(MAX_SPEC_FILE_BYTES as u64 + 1)
+                    .read_to_end(&mut bytes)
+            })
+            .map_err(|e| format!("{shown}: {e}"))?;
         if bytes.len() > MAX_SPEC_FILE_BYTES {
-            inputs.diags.push(SchemaDiag::error(
-                "file-too-large",
-                &file,
-                Pos { line: 1, col: 1 },
-                "",
-                format!(
-                    "file is {} bytes; spec files are limited to {MAX_SPEC_FILE_BYTES} bytes",
-                    bytes.len()
-                ),
-            ));
+            inputs.diags.push(too_large(&file, bytes.len() as u64));
             continue;
         }
         match String::from_utf8(bytes) {
@@ -72,6 +78,18 @@ pub fn read_inputs(paths: &[PathBuf]) -> Result<Inputs, String> {
         }
     }
     Ok(inputs)
+}
+
+fn too_large(file: &Arc<str>, len: u64) -> SchemaDiag {
+    SchemaDiag::error(
+        "file-too-large",
+        file,
+        Pos { line: 1, col: 1 },
+        "",
+        format!(
+            "file is {len} bytes or more; spec files are limited to {MAX_SPEC_FILE_BYTES} bytes"
+        ),
+    )
 }
 
 fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), String> {

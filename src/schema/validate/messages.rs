@@ -80,8 +80,8 @@ pub fn check(cx: &mut Cx) {
             spec.prop_pos("validVersions"),
             "validVersions",
             format!(
-                "validVersions \"{}\" has no maximum version; write the highest version, e.g. \"{}-{}\"",
-                spec.valid_versions, spec.valid_versions.lo, spec.valid_versions.lo
+                "validVersions \"{}\" has no maximum version; write \"{}-N\" with N the newest version",
+                spec.valid_versions, spec.valid_versions.lo
             ),
         );
     }
@@ -193,15 +193,12 @@ fn is_coordinator(t: SpecType) -> bool {
     matches!(t, SpecType::CoordinatorKey | SpecType::CoordinatorValue)
 }
 
-/// Whether the root gives `key` a value Kafka counts as present (not missing, null or blank).
+/// Whether the root gives `key` a value: Kafka only refuses a missing (or JSON null) one; a
+/// blank string parses as the default, "none".
 fn has_value(cx: &Cx, key: &str) -> bool {
     match cx.root_member(key) {
-        Some(m) => match &m.value.kind {
-            JsonKind::Null => false,
-            JsonKind::Str(s) => !s.trim().is_empty(),
-            _ => true,
-        },
-        // Without the JSON (never, once loaded), trust the model's record of properties.
+        Some(m) => !matches!(m.value.kind, JsonKind::Null),
+        // Without the JSON (specs from the built-in bundle), the model's record of properties.
         None => cx.ast.is_none() && cx.spec.has_prop(key),
     }
 }
