@@ -30,13 +30,15 @@
 
 use super::cursor::Cursor;
 use super::diag::Diagnostic;
-use super::plan::PlanCache;
+use super::plan::{Plan, PlanCache};
 use super::tree::{Kind, NodeId, Span, Tree, Value};
 use super::walk::{Seg, Walker};
 use crate::pdu::{Direction, Hints, Pdu};
 use crate::protocol::headers::{self, API_VERSIONS};
 use crate::protocol::Protocol;
 use crate::schema::model::MessageSpec;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Decodes whole frames with one protocol, caching compiled plans; reuse one per input so the
 /// tree arena and the caches stay warm (no allocation per field once warmed up).
@@ -44,7 +46,22 @@ pub struct Decoder {
     proto: &'static Protocol,
     plans: PlanCache,
     path: Vec<Seg>,
+    /// Everything the registry says about (direction, api key, version), looked up once.
+    routes: HashMap<(bool, i16, i16), Route>,
 }
+
+/// How frames of one (direction, api key, version) decode.
+#[derive(Clone)]
+struct Route {
+    header_version: i16,
+    header: Option<Arc<Plan>>,
+    body: Option<(Arc<Plan>, &'static str)>,
+    api_name: Option<&'static str>,
+    unstable: bool,
+}
+
+/// Hostile input can name any (key, version): keep the route cache bounded.
+const MAX_ROUTES: usize = 4096;
 
 impl Decoder {
     pub fn new(proto: &'static Protocol) -> Decoder {
@@ -52,6 +69,7 @@ impl Decoder {
             proto,
             plans: PlanCache::default(),
             path: Vec::new(),
+            routes: HashMap::new(),
         }
     }
 
@@ -95,6 +113,40 @@ impl Decoder {
         if dir == Direction::Response {
             self.fallback(frame, hints, out, prefix);
         }
+    }
+
+    fn route(&mut self, dir: Direction, key: Option<i16>, ver: Option<i16>) -> Route {
+        let (k, v) = (key.unwrap_or(-1), ver.unwrap_or(-1));
+        let cache_key = (dir == Direction::Request, k, v);
+        if let Some(r) = self.routes.get(&cache_key) {
+            return r.clone();
+        }
+        let known = key.is_some() && ver.is_some();
+        let hv = known
+            .then(|| headers::header_version(self.proto, dir, k, v))
+            .flatten();
+        // Unknown API: still show what the header says (v1 request / v0 response).
+        let hv = hv.unwrap_or(if dir == Direction::Request { 1 } else { 0 });
+        let header = self
+            .proto
+            .header(dir, hv)
+            .map(|h| self.plans.get(h.spec, hv));
+        let body = known
+            .then(|| self.proto.message(k, v, dir))
+            .flatten()
+            .map(|r| (self.plans.get(r.spec, v), r.release));
+        let r = Route {
+            header_version: hv,
+            header,
+            body,
+            api_name: key.and_then(|k| self.proto.api_name(k)),
+            unstable: known && self.proto.is_unstable(k, v),
+        };
+        if self.routes.len() >= MAX_ROUTES {
+            self.routes.clear();
+        }
+        self.routes.insert(cache_key, r.clone());
+        r
     }
 
     fn looks_like_request(&self, frame: &[u8], prefix: bool) -> bool {
@@ -194,13 +246,9 @@ impl Decoder {
             }
             Direction::Response => (hints.api_key, version.or(hints.api_version)),
         };
-        let hv = match (key, ver) {
-            (Some(k), Some(v)) => headers::header_version(self.proto, dir, k, v),
-            _ => None,
-        };
-        // Unknown API: still show what the header says (v1 request / v0 response).
-        let hv = hv.unwrap_or(if dir == Direction::Request { 1 } else { 0 });
-        let Some(hspec) = self.proto.header(dir, hv) else {
+        let route = self.route(dir, key, ver);
+        let hv = route.header_version;
+        let Some(hplan) = route.header.clone() else {
             let d = Diagnostic::error(
                 "unknown-version",
                 "header",
@@ -213,9 +261,8 @@ impl Decoder {
             return;
         };
         let hid = out.tree.nodes.len() as NodeId;
-        let plan = self.plans.get(hspec.spec, hv);
         p = Walker::new(&mut out.tree, frame, 0, "header", &mut self.path)
-            .message(&plan, "header", p, end);
+            .message(&hplan, "header", p, end);
         out.correlation_id =
             int_child(&out.tree, hid, "CorrelationId").and_then(|v| i32::try_from(v).ok());
         if dir == Direction::Request {
@@ -227,9 +274,15 @@ impl Decoder {
             out.api_key = key;
             out.api_version = ver;
         }
-        out.api_name = out.api_key.and_then(|k| self.proto.api_name(k));
+        // A request's header says its API; it is the peeked one unless the header was cut.
+        let route = if (out.api_key, out.api_version) == (key, ver) {
+            route
+        } else {
+            self.route(dir, out.api_key, out.api_version)
+        };
+        out.api_name = route.api_name;
         if p < end || !out.tree.has_errors() {
-            p = self.body(frame, out, dir, p, end);
+            p = self.body(frame, out, dir, &route, p, end);
         }
         if p < end {
             let d = Diagnostic::error(
@@ -244,7 +297,15 @@ impl Decoder {
         out.tree.close(root, end as u32);
     }
 
-    fn body(&mut self, frame: &[u8], out: &mut Pdu, dir: Direction, p: usize, end: usize) -> usize {
+    fn body(
+        &mut self,
+        frame: &[u8],
+        out: &mut Pdu,
+        dir: Direction,
+        route: &Route,
+        p: usize,
+        end: usize,
+    ) -> usize {
         let (Some(k), Some(v)) = (out.api_key, out.api_version) else {
             let d = Diagnostic::error(
                 "missing-hints",
@@ -256,8 +317,8 @@ impl Decoder {
                 .error_node("body", 0, p as u32, (end - p) as u32, d);
             return end;
         };
-        let Some(r) = self.proto.message(k, v, dir) else {
-            let (code, msg) = match self.proto.api_name(k) {
+        let Some((plan, release)) = &route.body else {
+            let (code, msg) = match route.api_name {
                 None => (
                     "unknown-api",
                     format!("API key {k} is not defined by any built-in release"),
@@ -279,21 +340,17 @@ impl Decoder {
             );
             return end;
         };
-        out.release = Some(r.release);
-        if self.proto.is_unstable(k, v) {
+        out.release = Some(release);
+        if route.unstable {
             let name = out.api_name.unwrap_or("?");
             out.tree.diags.push(Diagnostic::warning(
                 "unstable-version",
                 "body",
                 p as u64,
-                format!(
-                    "{name} v{v} is an unstable (unreleased) version in {}",
-                    r.release
-                ),
+                format!("{name} v{v} is an unstable (unreleased) version in {release}"),
             ));
         }
-        let plan = self.plans.get(r.spec, v);
-        Walker::new(&mut out.tree, frame, 0, "body", &mut self.path).message(&plan, "body", p, end)
+        Walker::new(&mut out.tree, frame, 0, "body", &mut self.path).message(plan, "body", p, end)
     }
 }
 
