@@ -309,6 +309,17 @@ impl<'t, 'd> Walker<'t, 'd> {
         pos: usize,
         limit: usize,
     ) -> Step {
+        // Every value is at least one node: a 100 MB array of int8 must not become 100 M nodes.
+        if self.tree.nodes.len() >= MAX_NODES_PER_TREE {
+            return Err(self.fail(
+                name,
+                pos,
+                limit,
+                "node-limit",
+                pos,
+                format!("more than {MAX_NODES_PER_TREE} nodes"),
+            ));
+        }
         match ty {
             Ty::Prim(p) => self.prim(*p, name, nullable, compact, pos, limit),
             Ty::Struct(sid) => {
@@ -326,7 +337,9 @@ impl<'t, 'd> Walker<'t, 'd> {
                 limit,
                 "depth-limit",
                 pos,
-                format!("schema nesting deeper than {MAX_DEPTH}"),
+                format!(
+                    "the schema nests structs deeper than {MAX_DEPTH} or a struct contains itself"
+                ),
             )),
         }
     }
