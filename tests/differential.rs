@@ -113,7 +113,7 @@ fn compare(j: &J, d: &DV, path: &str) -> Result<(), String> {
             let mine = base64::engine::general_purpose::URL_SAFE_NO_PAD
                 .decode(s)
                 .map_err(|e| e.to_string())?;
-            if &mine[..] == &u[..] {
+            if mine[..] == u[..] {
                 Ok(())
             } else {
                 bad()

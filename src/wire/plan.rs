@@ -194,7 +194,7 @@ impl Compiler<'_> {
 /// Plans compiled per `Decoder` (no locking on the hot path).
 #[derive(Default)]
 pub struct PlanCache {
-    map: HashMap<(usize, i16), Arc<Plan>>,
+    map: PlanMap,
 }
 
 /// Hostile input picks versions (coordinator values, metadata records): keep the caches bounded.
@@ -215,9 +215,12 @@ impl PlanCache {
     }
 }
 
+/// Plans by (spec address, version).
+type PlanMap = HashMap<(usize, i16), Arc<Plan>>;
+
 /// The process-wide plan for (spec, version), compiled on first use.
 pub fn shared(spec: &'static MessageSpec, version: i16) -> Arc<Plan> {
-    static CACHE: OnceLock<Mutex<HashMap<(usize, i16), Arc<Plan>>>> = OnceLock::new();
+    static CACHE: OnceLock<Mutex<PlanMap>> = OnceLock::new();
     let key = (spec as *const MessageSpec as usize, version);
     let cache = CACHE.get_or_init(Default::default);
     // A poisoned lock only means another thread panicked mid-insert; the map is still usable.
