@@ -28,6 +28,12 @@
 //!   request's API and version are unknown), `apiversions-fallback` [info] (an ApiVersions
 //!   response that only parses as v0), `frame-too-large` [error] (more than
 //!   `limits::MAX_FRAME_SIZE`: kept undecoded, truncated to that size).
+//!
+//! `Error` nodes (printed `{"_error": code, "_data": base64}`, and put back byte for byte by the
+//! encoder) take the name of the field that failed; an array whose count is bad, or a tagged
+//! section whose framing is lost, is replaced whole (count included). Three names are not
+//! schema fields: `_trailing` (root: bytes after the body), `_tagged_fields` (a struct's tagged
+//! section) and `_excess` (bytes a known tag declared beyond its struct's content).
 
 use super::cursor::Cursor;
 use super::diag::Diagnostic;
