@@ -9,6 +9,7 @@ pub mod check;
 pub mod cli;
 pub mod limits;
 pub mod output;
+pub mod input;
 pub mod pdu;
 pub mod protocol;
 pub mod records;

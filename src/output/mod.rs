@@ -1,1 +1,179 @@
-//! (module under construction)
+//! Printers: they read a decoded [`Pdu`] (and capture notes) and format it; they never decode.
+//! `json` (one array), `jsonl` (one object per line), `tree` (a colored
+//! `offset | bytes | field = value` view) and `summary` (one line per PDU).
+
+pub mod json;
+pub mod summary;
+pub mod time;
+pub mod tree;
+
+use crate::pdu::{Origin, Pdu};
+use crate::wire::diag::Diagnostic;
+use std::io::{self, Write};
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// One JSON array of PDU objects.
+    Json,
+    /// One PDU object per line (JSON Lines).
+    Jsonl,
+    /// Colored `offset | bytes | field = value` tree.
+    Tree,
+    /// One line per PDU, like tshark's default view.
+    Summary,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    pub format: Format,
+    /// JSON: every member value becomes `{"offset","length","value"}`.
+    pub annotate: bool,
+    /// Emit ANSI colors (tree and summary only).
+    pub color: bool,
+    /// Print SASL PLAIN passwords instead of masking them.
+    pub show_secrets: bool,
+}
+
+/// ANSI styles, or nothing when color is off. Kept local (not a global override) so that
+/// several printers with different settings can coexist, e.g. in tests.
+#[derive(Clone, Copy, Debug)]
+pub struct Palette {
+    on: bool,
+}
+
+impl Palette {
+    pub fn new(on: bool) -> Palette {
+        Palette { on }
+    }
+    fn pick(self, code: &'static str) -> &'static str {
+        if self.on {
+            code
+        } else {
+            ""
+        }
+    }
+    pub fn reset(self) -> &'static str {
+        self.pick("\x1b[0m")
+    }
+    pub fn dim(self) -> &'static str {
+        self.pick("\x1b[2m")
+    }
+    pub fn bold(self) -> &'static str {
+        self.pick("\x1b[1m")
+    }
+    pub fn name(self) -> &'static str {
+        self.pick("\x1b[36m")
+    }
+    pub fn string(self) -> &'static str {
+        self.pick("\x1b[32m")
+    }
+    pub fn number(self) -> &'static str {
+        self.pick("\x1b[33m")
+    }
+    pub fn null(self) -> &'static str {
+        self.pick("\x1b[35m")
+    }
+    pub fn error(self) -> &'static str {
+        self.pick("\x1b[1;31m")
+    }
+    pub fn warning(self) -> &'static str {
+        self.pick("\x1b[33m")
+    }
+    pub fn info(self) -> &'static str {
+        self.pick("\x1b[34m")
+    }
+    pub fn severity(self, s: crate::wire::diag::Severity) -> &'static str {
+        use crate::wire::diag::Severity::*;
+        match s {
+            Error => self.error(),
+            Warning => self.warning(),
+            Info => self.info(),
+        }
+    }
+}
+
+/// Decides whether to color: `--color always|never` wins; `auto` colors only a terminal, and
+/// not when `NO_COLOR` is set to a non-empty value (no-color.org).
+pub fn use_color(choice: crate::cli::ColorChoice, is_terminal: bool) -> bool {
+    use crate::cli::ColorChoice::*;
+    match choice {
+        Always => true,
+        Never => false,
+        Auto => is_terminal && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty()),
+    }
+}
+
+/// A stream of PDUs and notes going to one output in one format.
+pub struct Printer<W: Write> {
+    w: W,
+    o: Options,
+    json: json::JsonOptions,
+    count: u64,
+    summary: summary::State,
+}
+
+impl<W: Write> Printer<W> {
+    pub fn new(w: W, o: Options) -> Printer<W> {
+        Printer {
+            w,
+            o,
+            json: json::JsonOptions {
+                annotate: o.annotate,
+                show_secrets: o.show_secrets,
+            },
+            count: 0,
+            summary: summary::State::default(),
+        }
+    }
+
+    fn sep(&mut self) -> io::Result<()> {
+        match self.o.format {
+            Format::Json => self
+                .w
+                .write_all(if self.count == 0 { b"[\n" } else { b",\n" }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Prints one decoded PDU; `input` names the file when several were given.
+    pub fn pdu(&mut self, pdu: &Pdu, input: Option<&str>) -> io::Result<()> {
+        self.sep()?;
+        match self.o.format {
+            Format::Json => json::write_pdu(&mut self.w, pdu, input, &self.json)?,
+            Format::Jsonl => {
+                json::write_pdu(&mut self.w, pdu, input, &self.json)?;
+                self.w.write_all(b"\n")?;
+            }
+            Format::Tree => tree::write_pdu(&mut self.w, pdu, input, &self.o)?,
+            Format::Summary => self.summary.write_pdu(&mut self.w, pdu, &self.o)?,
+        }
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Prints something from the input that is not a PDU (a gap, TLS, skipped bytes).
+    pub fn note(&mut self, origin: &Origin, d: &Diagnostic, input: Option<&str>) -> io::Result<()> {
+        self.sep()?;
+        match self.o.format {
+            Format::Json => json::write_note(&mut self.w, origin, d, input)?,
+            Format::Jsonl => {
+                json::write_note(&mut self.w, origin, d, input)?;
+                self.w.write_all(b"\n")?;
+            }
+            Format::Tree => tree::write_note(&mut self.w, origin, d, input, &self.o)?,
+            Format::Summary => self.summary.write_note(&mut self.w, origin, d, &self.o)?,
+        }
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Ends the output (closes the JSON array) and flushes.
+    pub fn finish(mut self) -> io::Result<W> {
+        if self.o.format == Format::Json {
+            self.w
+                .write_all(if self.count == 0 { b"[]\n" } else { b"\n]\n" })?;
+        }
+        self.w.flush()?;
+        Ok(self.w)
+    }
+}

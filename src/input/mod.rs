@@ -1,0 +1,200 @@
+//! Inputs: what kind of file this is (from its first bytes and its name), and the readers for
+//! the kinds that are not captures: hex dumps ([`hex`]), raw frames ([`raw`]), and hex dumps of
+//! whole packets turned back into a pcap stream for the capture reader ([`packets`]).
+
+pub mod hex;
+pub mod packets;
+pub mod raw;
+
+use std::fmt;
+use std::ops::Range;
+
+/// What an input holds.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// A hex dump (any of the usual styles).
+    Hex,
+    /// Raw binary: one frame, or size-prefixed frames one after another.
+    Raw,
+    /// A pcap or pcapng capture.
+    Pcap,
+    /// A Kafka log segment (`*.log`) or checkpoint file.
+    Log,
+}
+
+/// Bytes the detector looks at.
+pub const DETECT_BYTES: usize = 512;
+
+/// Kind of an input from its name and first bytes (at most [`DETECT_BYTES`]).
+pub fn detect(name: Option<&str>, head: &[u8]) -> InputKind {
+    let magic = head.get(..4);
+    let pcap_magics: [[u8; 4]; 5] = [
+        [0xd4, 0xc3, 0xb2, 0xa1], // little-endian, microseconds
+        [0xa1, 0xb2, 0xc3, 0xd4], // big-endian, microseconds
+        [0x4d, 0x3c, 0xb2, 0xa1], // little-endian, nanoseconds
+        [0xa1, 0xb2, 0x3c, 0x4d], // big-endian, nanoseconds
+        [0x0a, 0x0d, 0x0d, 0x0a], // pcapng section header block
+    ];
+    if magic.is_some_and(|m| pcap_magics.iter().any(|p| p == m)) {
+        return InputKind::Pcap;
+    }
+    let base = name
+        .map(|n| n.rsplit(['/', '\\']).next().unwrap_or(n))
+        .unwrap_or("");
+    if base.ends_with(".log") && looks_like_segment(head) {
+        return InputKind::Log;
+    }
+    if base.ends_with(".checkpoint") || base == "leader-epoch-checkpoint" {
+        return InputKind::Log;
+    }
+    if looks_like_hex(head) {
+        InputKind::Hex
+    } else {
+        InputKind::Raw
+    }
+}
+
+/// A log segment starts with a batch: base offset (int64), batch length (int32), partition
+/// leader epoch (int32), magic (int8, 0..=2) — or is empty.
+fn looks_like_segment(head: &[u8]) -> bool {
+    head.is_empty() || (head.len() >= 17 && head[16] <= 2 && head[8] & 0x80 == 0)
+}
+
+/// Text made of hex digits, whitespace and the punctuation of dump formats, with at least one
+/// pair of hex digits. (Truncated UTF-8 at the end of the window is allowed.)
+fn looks_like_hex(head: &[u8]) -> bool {
+    if head.is_empty() {
+        return false;
+    }
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or("")
+        }
+        Err(_) => return false,
+    };
+    if text.chars().any(|c| c.is_control() && !c.is_whitespace()) {
+        return false;
+    }
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'));
+    first.is_some_and(|l| {
+        let l = l.strip_prefix("Frame (").map(|_| "00").unwrap_or(l);
+        l.len() >= 2 && l.as_bytes()[..2].iter().all(u8::is_ascii_hexdigit)
+    })
+}
+
+/// An input that could not be read, and where: `line:column` for text, a byte offset for
+/// binary, nothing for I/O errors on no particular line.
+#[derive(Debug)]
+pub struct InputError {
+    pub line: u64,
+    pub column: u64,
+    pub message: String,
+}
+
+impl InputError {
+    pub fn at(line: u64, column: u64, message: impl Into<String>) -> InputError {
+        InputError {
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+    pub fn io(line: u64, e: std::io::Error) -> InputError {
+        InputError {
+            line,
+            column: 0,
+            message: format!("read error: {e}"),
+        }
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.column) {
+            (0, _) => write!(f, "{}", self.message),
+            (l, 0) => write!(f, "{l}: {}", self.message),
+            (l, c) => write!(f, "{l}:{c}: {}", self.message),
+        }
+    }
+}
+
+/// Splits `data` into size-prefixed frames when the prefixes tile it exactly (every frame at
+/// least a response header long); `None` when they do not.
+pub fn split_prefixed(data: &[u8]) -> Option<Vec<Range<usize>>> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while at < data.len() {
+        let p = data.get(at..at + 4)?;
+        let size = i32::from_be_bytes([p[0], p[1], p[2], p[3]]);
+        if !(4..=crate::limits::MAX_FRAME_SIZE as i32).contains(&size) {
+            return None;
+        }
+        let end = at.checked_add(4 + size as usize)?;
+        if end > data.len() {
+            return None;
+        }
+        out.push(at..end);
+        at = end;
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_capture_magics_and_text() {
+        assert_eq!(
+            detect(None, &[0xd4, 0xc3, 0xb2, 0xa1, 2, 0]),
+            InputKind::Pcap
+        );
+        assert_eq!(detect(None, &[0x4d, 0x3c, 0xb2, 0xa1]), InputKind::Pcap);
+        assert_eq!(detect(None, &[0xa1, 0xb2, 0x3c, 0x4d]), InputKind::Pcap);
+        assert_eq!(
+            detect(None, &[0x0a, 0x0d, 0x0d, 0x0a, 0x1c, 0, 0, 0]),
+            InputKind::Pcap
+        );
+        assert_eq!(detect(None, b"00000000: 0000 0024 0012"), InputKind::Hex);
+        assert_eq!(
+            detect(None, b"# from wireshark\n0000  00 00"),
+            InputKind::Hex
+        );
+        assert_eq!(detect(None, b"Frame (90 bytes):\n0000  00"), InputKind::Hex);
+        assert_eq!(
+            detect(None, &[0, 0, 0, 0x24, 0, 0x12, 0, 3]),
+            InputKind::Raw
+        );
+        assert_eq!(detect(None, b"hello world"), InputKind::Raw);
+        assert_eq!(detect(None, b""), InputKind::Raw);
+    }
+
+    #[test]
+    fn detects_log_segments_by_name_and_shape() {
+        let mut seg = vec![0u8; 61];
+        seg[16] = 2;
+        assert_eq!(
+            detect(Some("/d/t-0/00000000000000000000.log"), &seg),
+            InputKind::Log
+        );
+        assert_eq!(detect(Some("x.log"), b"0000  00 12"), InputKind::Hex);
+        assert_eq!(
+            detect(Some("leader-epoch-checkpoint"), b"0\n1\n0 0\n"),
+            InputKind::Log
+        );
+    }
+
+    #[test]
+    fn splits_only_exact_tilings() {
+        let two = [0, 0, 0, 4, 1, 2, 3, 4, 0, 0, 0, 5, 9, 9, 9, 9, 9];
+        assert_eq!(split_prefixed(&two), Some(vec![0..8, 8..17]));
+        assert_eq!(split_prefixed(&two[..16]), None);
+        // an ApiVersions request without its prefix: 0x00120003 is no plausible size here
+        assert_eq!(split_prefixed(&[0, 0x12, 0, 3, 0, 0, 0, 1]), None);
+        assert_eq!(split_prefixed(&[0xff, 0xff, 0xff, 0xff]), None);
+    }
+}

@@ -1,0 +1,455 @@
+//! The JSON printer: one object per PDU, written by hand straight into a buffered `Write` (no
+//! intermediate `serde_json::Value`), in the shape fixed by CONTRACT.md.
+//!
+//! Choices the contract leaves open, made here:
+//! - A `Kind::Error` node (bytes the decoder could not decode) prints as
+//!   `{"_error":"<code>","_data":"<base64 of the bytes it covers>"}`; the full diagnostic is in
+//!   `diagnostics`.
+//! - In `--annotate` mode the size prefix is the member `"size_prefix"` (offset 0, length 4), so
+//!   that every byte of the frame is covered by some member, and the root's `"length"` is the
+//!   frame length (in plain mode `"length"` is the size prefix's value, as tshark's `kafka.len`).
+//! - Capture notes (gaps, TLS, skipped bytes) print as objects with the origin keys, `"note"`
+//!   (the diagnostic code) and `"diagnostics"`, and no `header`/`body`.
+
+use super::time;
+use crate::pdu::{Origin, Pdu};
+use crate::wire::diag::Diagnostic;
+use crate::wire::tree::{Kind, Node, NodeId, Tree, Value};
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::Engine;
+use std::io::{self, Write};
+
+/// Deepest tree the printer follows; trees come from the decoder, which caps depth far below
+/// this, but a printer must not overflow its stack whatever it is given.
+const MAX_PRINT_DEPTH: usize = 4 * crate::limits::MAX_DEPTH;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct JsonOptions {
+    /// Every member value becomes `{"offset":o,"length":l,"value":v}`.
+    pub annotate: bool,
+    /// Print SASL PLAIN passwords instead of masking them.
+    pub show_secrets: bool,
+}
+
+/// Writes `s` as a JSON string literal (quotes included).
+pub fn write_str<W: Write + ?Sized>(w: &mut W, s: &str) -> io::Result<()> {
+    w.write_all(b"\"")?;
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f | 0x7f => b"",
+            _ => continue,
+        };
+        w.write_all(&bytes[run..i])?;
+        if esc.is_empty() {
+            write!(w, "\\u{:04x}", b)?;
+        } else {
+            w.write_all(esc)?;
+        }
+        run = i + 1;
+    }
+    w.write_all(&bytes[run..])?;
+    w.write_all(b"\"")
+}
+
+/// Writes bytes as a quoted standard base64 string (with padding), streaming.
+pub fn write_base64<W: Write + ?Sized>(w: &mut W, data: &[u8]) -> io::Result<()> {
+    w.write_all(b"\"")?;
+    let mut buf = [0u8; 1024];
+    // 768 input bytes → exactly 1024 output chars with no padding, so chunks concatenate.
+    for chunk in data.chunks(768) {
+        let n = STANDARD
+            .encode_slice(chunk, &mut buf)
+            .map_err(|e| io::Error::new(io::ErrorKind::Other, e.to_string()))?;
+        w.write_all(&buf[..n])?;
+    }
+    w.write_all(b"\"")
+}
+
+/// A uuid as Kafka prints it: 22 characters of base64url without padding.
+pub fn uuid_string(u: &[u8; 16]) -> String {
+    URL_SAFE_NO_PAD.encode(u)
+}
+
+/// Writes a float64: a JSON number when finite, else the strings Kafka's JSON uses.
+pub fn write_f64<W: Write + ?Sized>(w: &mut W, f: f64) -> io::Result<()> {
+    if f.is_nan() {
+        w.write_all(b"\"NaN\"")
+    } else if f.is_infinite() {
+        w.write_all(if f > 0.0 {
+            b"\"Infinity\""
+        } else {
+            b"\"-Infinity\""
+        })
+    } else {
+        // Debug gives the shortest text that reads back to the same f64, always a valid number.
+        write!(w, "{f:?}")
+    }
+}
+
+/// Writes one PDU object (no trailing newline).
+pub fn write_pdu<W: Write + ?Sized>(
+    w: &mut W,
+    pdu: &Pdu,
+    input: Option<&str>,
+    o: &JsonOptions,
+) -> io::Result<()> {
+    let t = &pdu.tree;
+    w.write_all(b"{")?;
+    write_origin(w, &pdu.origin, input)?;
+    if let Some(d) = pdu.direction {
+        write!(w, ",\"direction\":\"{}\"", d.as_str())?;
+    }
+    if let Some(so) = pdu.origin.stream_offset {
+        write!(w, ",\"stream_offset\":{so}")?;
+    }
+    let root = t.nodes.first();
+    let prefix = root.filter(|r| r.hdr == 4).and_then(|_| size_prefix(t));
+    if o.annotate {
+        let len = root.map(|r| r.len as usize).unwrap_or(t.buf(0).len());
+        write!(w, ",\"offset\":0,\"length\":{len}")?;
+    } else if let Some(p) = prefix {
+        write!(w, ",\"length\":{p}")?;
+    }
+    if let Some(k) = pdu.api_key {
+        write!(w, ",\"api_key\":{k}")?;
+    }
+    if let Some(n) = pdu.api_name {
+        w.write_all(b",\"api\":")?;
+        write_str(w, n)?;
+    }
+    if let Some(v) = pdu.api_version {
+        write!(w, ",\"api_version\":{v}")?;
+    }
+    if let Some(c) = pdu.correlation_id {
+        write!(w, ",\"correlation_id\":{c}")?;
+    }
+    if let Some(r) = pdu.release {
+        w.write_all(b",\"release\":")?;
+        write_str(w, r)?;
+    }
+    if let Some(f) = pdu.request_frame {
+        write!(w, ",\"request_frame\":{f}")?;
+    }
+    if let Some(ns) = pdu.latency_ns {
+        w.write_all(b",\"latency_us\":")?;
+        write_micros(w, ns)?;
+    }
+    if o.annotate {
+        if let Some(p) = prefix {
+            write!(
+                w,
+                ",\"size_prefix\":{{\"offset\":0,\"length\":4,\"value\":{p}}}"
+            )?;
+        }
+    }
+    if root.is_some() {
+        let mut p = Printer { t, o, sasl: false };
+        for c in t.children(0) {
+            w.write_all(b",")?;
+            p.member(w, c, 1)?;
+        }
+    }
+    w.write_all(b",\"diagnostics\":")?;
+    write_diags(w, &t.diags)?;
+    w.write_all(b"}")
+}
+
+/// Writes a capture note (something that is not a PDU) as an object.
+pub fn write_note<W: Write + ?Sized>(
+    w: &mut W,
+    origin: &Origin,
+    d: &Diagnostic,
+    input: Option<&str>,
+) -> io::Result<()> {
+    w.write_all(b"{")?;
+    write_origin(w, origin, input)?;
+    if let Some(so) = origin.stream_offset {
+        write!(w, ",\"stream_offset\":{so}")?;
+    }
+    w.write_all(b",\"note\":")?;
+    write_str(w, d.code)?;
+    w.write_all(b",\"diagnostics\":")?;
+    write_diags(w, std::slice::from_ref(d))?;
+    w.write_all(b"}")
+}
+
+fn write_origin<W: Write + ?Sized>(w: &mut W, o: &Origin, input: Option<&str>) -> io::Result<()> {
+    write!(w, "\"index\":{}", o.index)?;
+    if let Some(i) = input {
+        w.write_all(b",\"input\":")?;
+        write_str(w, i)?;
+    }
+    if let Some(f) = o.frame {
+        write!(w, ",\"frame\":{f}")?;
+    }
+    if let Some(f) = o.frame {
+        write!(w, ",\"last_frame\":{}", o.last_frame.unwrap_or(f))?;
+    }
+    if let Some(ts) = o.ts_ns {
+        write!(w, ",\"ts\":\"{}\"", time::rfc3339_nanos(ts))?;
+    }
+    if let Some(c) = &o.conn {
+        write!(
+            w,
+            ",\"connection\":{{\"client\":\"{}\",\"server\":\"{}\",\"stream\":{}}}",
+            c.client, c.server, c.stream
+        )?;
+    }
+    Ok(())
+}
+
+fn write_diags<W: Write + ?Sized>(w: &mut W, diags: &[Diagnostic]) -> io::Result<()> {
+    w.write_all(b"[")?;
+    for (i, d) in diags.iter().enumerate() {
+        if i > 0 {
+            w.write_all(b",")?;
+        }
+        write!(w, "{{\"severity\":\"{}\",\"code\":", d.severity.as_str())?;
+        write_str(w, d.code)?;
+        w.write_all(b",\"path\":")?;
+        write_str(w, &d.path)?;
+        write!(w, ",\"offset\":{}", d.offset)?;
+        if d.buf != 0 {
+            write!(w, ",\"buffer\":{}", d.buf)?;
+        }
+        w.write_all(b",\"message\":")?;
+        write_str(w, &d.message)?;
+        w.write_all(b"}")?;
+    }
+    w.write_all(b"]")
+}
+
+/// Microseconds from nanoseconds, exact, without trailing zeros: 123400 ns → `123.4`.
+fn write_micros<W: Write + ?Sized>(w: &mut W, ns: i64) -> io::Result<()> {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    let (us, frac) = (a / 1000, a % 1000);
+    if frac == 0 {
+        return write!(w, "{sign}{us}");
+    }
+    let f = format!("{frac:03}");
+    write!(w, "{sign}{us}.{}", f.trim_end_matches('0'))
+}
+
+/// The value of the 4-byte size prefix at the start of buffer 0.
+pub fn size_prefix(t: &Tree) -> Option<i32> {
+    let b = t.buf(0).get(..4)?;
+    Some(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+struct Printer<'a> {
+    t: &'a Tree,
+    o: &'a JsonOptions,
+    /// Inside a SASL token (root member `token`): PLAIN passwords get masked.
+    sasl: bool,
+}
+
+impl Printer<'_> {
+    /// `"name":value` (annotated when asked).
+    fn member<W: Write + ?Sized>(&mut self, w: &mut W, id: NodeId, depth: usize) -> io::Result<()> {
+        let n = self.t.node(id);
+        write_str(w, n.name)?;
+        w.write_all(b":")?;
+        self.sasl = depth == 1 && n.name == "token";
+        self.annotated(w, id, depth)
+    }
+
+    fn annotated<W: Write + ?Sized>(
+        &mut self,
+        w: &mut W,
+        id: NodeId,
+        depth: usize,
+    ) -> io::Result<()> {
+        if !self.o.annotate {
+            return self.value(w, id, depth);
+        }
+        let n = self.t.node(id);
+        write!(w, "{{\"offset\":{},\"length\":{}", n.offset, n.len)?;
+        if n.buf != 0 {
+            write!(w, ",\"buffer\":{}", n.buf)?;
+        }
+        w.write_all(b",\"value\":")?;
+        self.value(w, id, depth)?;
+        w.write_all(b"}")
+    }
+
+    fn value<W: Write + ?Sized>(&mut self, w: &mut W, id: NodeId, depth: usize) -> io::Result<()> {
+        let n = *self.t.node(id);
+        if depth > MAX_PRINT_DEPTH {
+            return w.write_all(b"{\"_error\":\"depth-limit\"}");
+        }
+        match n.kind {
+            Kind::Struct if n.value == Value::Null => w.write_all(b"null"),
+            Kind::Array if n.value == Value::Null => w.write_all(b"null"),
+            Kind::Struct => self.object_members(w, id, depth),
+            Kind::TaggedSection => {
+                // Only reached when a tagged section is not inside a struct (never from the
+                // decoder): print it as an object of its own.
+                self.object_members(w, id, depth)
+            }
+            Kind::Array => {
+                w.write_all(b"[")?;
+                for (i, c) in self.t.children(id).enumerate() {
+                    if i > 0 {
+                        w.write_all(b",")?;
+                    }
+                    self.annotated(w, c, depth + 1)?;
+                }
+                w.write_all(b"]")
+            }
+            Kind::UnknownTag(tag) => self.unknown_tag(w, &n, tag),
+            Kind::Error => self.error(w, &n),
+            Kind::Scalar => self.scalar(w, &n),
+        }
+    }
+
+    /// Members of a struct: its children, with a tagged section flattened (known tags as
+    /// members, unknown ones gathered under `_unknown_tagged_fields`).
+    fn object_members<W: Write + ?Sized>(
+        &mut self,
+        w: &mut W,
+        id: NodeId,
+        depth: usize,
+    ) -> io::Result<()> {
+        w.write_all(b"{")?;
+        let mut first = true;
+        let mut unknown = false;
+        let sep = |w: &mut W, first: &mut bool| -> io::Result<()> {
+            if !std::mem::take(first) {
+                w.write_all(b",")?;
+            }
+            Ok(())
+        };
+        let sasl = self.sasl;
+        for c in self.t.children(id) {
+            let cn = self.t.node(c);
+            if cn.kind == Kind::TaggedSection {
+                for tc in self.t.children(c) {
+                    let tn = self.t.node(tc);
+                    if matches!(tn.kind, Kind::UnknownTag(_)) {
+                        unknown = true;
+                        continue;
+                    }
+                    sep(w, &mut first)?;
+                    self.member(w, tc, depth + 1)?;
+                    self.sasl = sasl;
+                }
+            } else {
+                sep(w, &mut first)?;
+                self.member(w, c, depth + 1)?;
+                self.sasl = sasl;
+            }
+        }
+        if unknown {
+            sep(w, &mut first)?;
+            w.write_all(b"\"_unknown_tagged_fields\":[")?;
+            let mut k = 0;
+            for c in self
+                .t
+                .children(id)
+                .filter(|&c| self.t.node(c).kind == Kind::TaggedSection)
+            {
+                for tc in self.t.children(c) {
+                    if let Kind::UnknownTag(_) = self.t.node(tc).kind {
+                        if k > 0 {
+                            w.write_all(b",")?;
+                        }
+                        k += 1;
+                        self.annotated(w, tc, depth + 1)?;
+                    }
+                }
+            }
+            w.write_all(b"]")?;
+        }
+        w.write_all(b"}")
+    }
+
+    fn unknown_tag<W: Write + ?Sized>(&mut self, w: &mut W, n: &Node, tag: u32) -> io::Result<()> {
+        write!(w, "{{\"tag\":{tag},\"data\":")?;
+        match n.value {
+            Value::Bytes(s) | Value::Data(s) => write_base64(w, self.t.bytes(n.buf, s))?,
+            _ => w.write_all(b"null")?,
+        }
+        w.write_all(b"}")
+    }
+
+    fn error<W: Write + ?Sized>(&mut self, w: &mut W, n: &Node) -> io::Result<()> {
+        let code = match n.value {
+            Value::Diag(i) => self
+                .t
+                .diags
+                .get(i as usize)
+                .map(|d| d.code)
+                .unwrap_or("error"),
+            _ => "error",
+        };
+        w.write_all(b"{\"_error\":")?;
+        write_str(w, code)?;
+        w.write_all(b",\"_data\":")?;
+        let s = crate::wire::tree::Span {
+            start: n.offset,
+            len: n.len,
+        };
+        write_base64(w, self.t.bytes(n.buf, s))?;
+        w.write_all(b"}")
+    }
+
+    fn scalar<W: Write + ?Sized>(&mut self, w: &mut W, n: &Node) -> io::Result<()> {
+        match n.value {
+            Value::None | Value::Null => w.write_all(b"null"),
+            Value::Bool(b) => w.write_all(if b { b"true" } else { b"false" }),
+            Value::Int(i) => write!(w, "{i}"),
+            Value::Float(f) => write_f64(w, f),
+            Value::Uuid(u) => write!(w, "\"{}\"", uuid_string(&u)),
+            Value::Str(s) => write_str(w, &String::from_utf8_lossy(self.t.bytes(n.buf, s))),
+            Value::Bytes(s) => {
+                let b = self.t.bytes(n.buf, s);
+                if self.sasl && !self.o.show_secrets {
+                    if let Some(masked) = crate::capture::mask_sasl_plain(b) {
+                        return write_base64(w, &masked);
+                    }
+                }
+                write_base64(w, b)
+            }
+            Value::Data(s) => {
+                let b = self.t.bytes(n.buf, s);
+                match std::str::from_utf8(b) {
+                    Ok(text) => {
+                        w.write_all(b"{\"text\":")?;
+                        write_str(w, text)?;
+                    }
+                    Err(_) => {
+                        w.write_all(b"{\"base64\":")?;
+                        write_base64(w, b)?;
+                    }
+                }
+                w.write_all(b"}")
+            }
+            Value::Label(l) => write_str(w, l),
+            Value::Diag(i) => {
+                let code = self
+                    .t
+                    .diags
+                    .get(i as usize)
+                    .map(|d| d.code)
+                    .unwrap_or("error");
+                w.write_all(b"{\"_error\":")?;
+                write_str(w, code)?;
+                w.write_all(b"}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "json_tests.rs"]
+mod tests;
