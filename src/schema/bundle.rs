@@ -201,11 +201,11 @@ fn field_to_json(f: &Field) -> Value {
     Value::Object(m)
 }
 
+/// An object's position, its properties with theirs, and its members.
+type Read<'a> = (Pos, Vec<(&'static str, Pos)>, &'a Map<String, Value>);
+
 /// One object's properties in file order with their positions, from its `@` array.
-fn read_props<'a>(
-    v: &'a Value,
-    allowed: &[&'static str],
-) -> Result<(Pos, Vec<(&'static str, Pos)>, &'a Map<String, Value>), String> {
+fn read_props<'a>(v: &'a Value, allowed: &[&'static str]) -> Result<Read<'a>, String> {
     let m = v.as_object().ok_or("expected an object")?;
     let at: Vec<u32> = m
         .get("@")
