@@ -32,6 +32,16 @@ pub(crate) fn decode_v2(
     ctx: &RecordsContext,
     path: &str,
 ) {
+    if total < HEADER_LEN {
+        let d = Diagnostic::error(
+            "batch-length-invalid",
+            path,
+            at as u64 + 8,
+            format!("a magic-2 batch needs at least {HEADER_LEN} bytes, this one declares {total}"),
+        );
+        t.error_node("", buf, at, total, d.in_buf(buf));
+        return;
+    }
     let id = t.open("", Kind::Struct, buf, at);
     let end = at + total;
     let mut w = W::new(t, buf, at, total);
@@ -140,14 +150,14 @@ fn compressed(
                 "compression id {codec_id} is not a Kafka codec (0-4); records left compressed"
             ),
         );
-        return w.fail(f, path, body.start + body.len);
+        return w.fail_element(f, path, body.start + body.len);
     };
     match inflate(w.t, w.buf, body, codec, 2, path) {
         Ok(nb) => {
             let len = w.t.buf(nb).len() as u32;
             records(w.t, nb, Span { start: 0, len }, count, info, ctx, path);
         }
-        Err(f) => w.fail(f, path, body.start + body.len),
+        Err(f) => w.fail_element(f, path, body.start + body.len),
     }
 }
 
@@ -247,7 +257,7 @@ fn records(
                 w.rd.pos,
                 format!("more than {MAX_NODES_PER_TREE} nodes (limits::MAX_NODES_PER_TREE)"),
             );
-            return w.fail(f, path, end);
+            return w.fail_element(f, path, end);
         }
         record(&mut w, info, ctx, &format!("{path}[{i}]"), end);
         i += 1;
@@ -262,7 +272,7 @@ fn records(
                 count.max(0)
             ),
         );
-        w.fail(f, path, end);
+        w.fail_element(f, path, end);
     }
 }
 
@@ -283,9 +293,9 @@ fn record(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: &str, region_
                 at,
                 format!("record length {n}, {} bytes remain", w.rd.remaining()),
             );
-            return w.fail(f, path, region_end);
+            return w.fail_element(f, path, region_end);
         }
-        Err(f) => return w.fail(f, path, region_end),
+        Err(f) => return w.fail_element(f, path, region_end),
     };
     let rend = w.rd.pos + len;
     let id = w.t.open("", Kind::Struct, w.buf, at);

@@ -164,13 +164,13 @@ fn wrapper_value(
             body.start,
             format!("compression id {codec_id} is not valid in a magic-{magic} message"),
         );
-        w.fail(f, &ipath, body.start + body.len);
+        w.fail_element(f, &ipath, body.start + body.len);
         w.t.close(arr, w.rd.pos);
         return Ok(());
     };
     match inflate(w.t, w.buf, body, codec, magic, &ipath) {
         Ok(nb) => inner_set(w.t, nb, magic, wrapper_offset, ctx, &ipath),
-        Err(f) => w.fail(f, &ipath, body.start + body.len),
+        Err(f) => w.fail_element(f, &ipath, body.start + body.len),
     }
     w.t.close(arr, body.start + body.len);
     w.rd.pos = body.start + body.len;

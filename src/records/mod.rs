@@ -177,7 +177,14 @@ pub fn decode_records(
                 rd.pos += total;
             }
             _ => {
-                partial(tree, buf, at, remaining, size, magic, ctx, &bpath());
+                if let Some(m) = magic.filter(|m| !(0..=2).contains(m)) {
+                    let d = Diagnostic::error("unknown-magic", bpath(), (at + MAGIC_OFFSET) as u64, format!(
+                        "magic byte {m}: expected 0, 1 or 2 (the record format); {remaining} bytes left undecoded"
+                    ));
+                    tree.error_node("", buf, at, remaining, d.in_buf(buf));
+                } else {
+                    partial(tree, buf, at, remaining, size, magic, ctx, &bpath());
+                }
                 return;
             }
         }
@@ -199,11 +206,15 @@ fn partial(
 ) {
     let id = t.open("", Kind::Struct, buf, at);
     let mut w = W::new(t, buf, at, remaining);
-    let _ = w.int("BaseOffset", 8);
-    let _ = w.int("BatchLength", 4);
+    // The fields every format shares, named as in that format.
     if magic == Some(2) {
+        let _ = w.int("BaseOffset", 8);
+        let _ = w.int("BatchLength", 4);
         let _ = w.int("PartitionLeaderEpoch", 4);
         let _ = w.int("Magic", 1);
+    } else {
+        let _ = w.int("Offset", 8);
+        let _ = w.int("MessageSize", 4);
     }
     let declared = size
         .map(|s| format!("declares {} bytes", s as i64 + 12))
@@ -351,11 +362,21 @@ impl<'t> W<'t> {
         Ok(())
     }
 
-    /// Records `f` as an error node from its offset to `end` (the region it spoiled).
+    /// Records `f` as an error node from its offset to `end` (the region it spoiled), as the
+    /// member `_undecoded` of the struct being decoded.
     pub fn fail(&mut self, f: Fail, path: &str, end: u32) {
+        self.fail_named("_undecoded", f, path, end);
+    }
+
+    /// Like [`W::fail`], as an element of the array being decoded.
+    pub fn fail_element(&mut self, f: Fail, path: &str, end: u32) {
+        self.fail_named("", f, path, end);
+    }
+
+    fn fail_named(&mut self, name: &'static str, f: Fail, path: &str, end: u32) {
         let from = f.offset.max(self.last_end()).min(end);
         let d = Diagnostic::error(f.code, path, f.offset as u64, f.message).in_buf(self.buf);
-        self.t.error_node("", self.buf, from, end - from, d);
+        self.t.error_node(name, self.buf, from, end - from, d);
         self.rd.pos = end;
     }
 
