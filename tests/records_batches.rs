@@ -32,8 +32,8 @@ fn rec(offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Record {
         // kafka-protocol starts a new batch when offset - sequence changes; keep it constant.
         sequence: offset as i32 - 1,
         timestamp: 1_767_225_600_000 + offset * 10,
-        key: key.map(|k| bytes::Bytes::copy_from_slice(k)),
-        value: value.map(|v| bytes::Bytes::copy_from_slice(v)),
+        key: key.map(bytes::Bytes::copy_from_slice),
+        value: value.map(bytes::Bytes::copy_from_slice),
         headers: IndexMap::new(),
     }
 }

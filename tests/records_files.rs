@@ -281,7 +281,10 @@ fn a_metadata_snapshot_streams_with_its_header_footer_and_framed_records() {
     );
     assert_eq!(label(t, v, "TypeName"), "FeatureLevelRecord");
     let d = t.child(v, "Data").unwrap();
-    assert_eq!(data(t, t.child(d, "Name").unwrap()).unwrap(), b"metadata.version");
+    assert_eq!(
+        data(t, t.child(d, "Name").unwrap()).unwrap(),
+        b"metadata.version"
+    );
     assert_eq!(int(t, d, "FeatureLevel"), 21);
     let h = &items[0].1;
     let hr = h

@@ -20,7 +20,10 @@ use kinspect::wire::diag::Severity;
 use kinspect::wire::tree::{NodeId, Tree, Value};
 use support::*;
 
-fn batch(kvs: &[(Option<Vec<u8>>, Option<Vec<u8>>)], control: bool) -> Vec<u8> {
+/// A record's key and value (None = null).
+type Kv = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+fn batch(kvs: &[Kv], control: bool) -> Vec<u8> {
     let records: Vec<Record> = kvs
         .iter()
         .enumerate()
