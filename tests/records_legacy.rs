@@ -228,3 +228,36 @@ fn every_single_byte_flip_and_cut_of_the_legacy_sets_decodes_without_panic() {
         }
     }
 }
+
+#[test]
+fn inner_messages_of_a_log_append_time_v1_wrapper_take_its_timestamp() {
+    let mut b = fixture("v1-gzip.bin");
+    // Wrapper: offset(8) size(4) crc(4) magic@16 attributes@17 timestamp@18.
+    b[17] |= 0x08;
+    let crc = crc32fast::hash(&b[16..]);
+    b[12..16].copy_from_slice(&crc.to_be_bytes());
+    let t = decode(&b, &RecordsContext::default());
+    assert!(!t.has_errors(), "{:?}", t.diags);
+    let w = batches(&t)[0];
+    assert_eq!(
+        label(&t, t.child(w, "Attributes").unwrap(), "TimestampType"),
+        "LogAppendTime"
+    );
+    let wrapper_ts = int(&t, w, "Timestamp");
+    let inner: Vec<_> = t.children(t.child(w, "InnerMessages").unwrap()).collect();
+    assert_eq!(inner.len(), 4);
+    for (i, m) in inner.into_iter().enumerate() {
+        assert_eq!(int(&t, m, "EffectiveTimestamp"), wrapper_ts);
+        assert_eq!(
+            int(&t, m, "Timestamp"),
+            1_767_225_600_000 + i as i64,
+            "the stored one is kept"
+        );
+    }
+    // CreateTime wrappers add nothing.
+    let t = decode(&fixture("v1-gzip.bin"), &RecordsContext::default());
+    let w = batches(&t)[0];
+    assert!(t
+        .children(t.child(w, "InnerMessages").unwrap())
+        .all(|m| t.child(m, "EffectiveTimestamp").is_none()));
+}

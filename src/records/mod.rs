@@ -15,12 +15,13 @@
 //!   (zero-length) absolute values.
 //! - legacy message (magic 0/1): `Offset MessageSize Crc CrcComputed Magic Attributes{Compression
 //!   [TimestampType]} [Timestamp] Key Value`; a compressed wrapper has `InnerMessages[...]` in
-//!   place of `Value`, and each inner message of a v1 wrapper a derived `AbsoluteOffset`.
+//!   place of `Value`, and each inner message of a v1 wrapper a derived `AbsoluteOffset` (and
+//!   `EffectiveTimestamp`, the wrapper's timestamp, when the wrapper is LogAppendTime).
 //! - a batch cut short at the end of the data: the header fields that fit, then `Partial: true`
 //!   and `Incomplete` (the bytes present).
 //!
-//! Derived members (`CrcComputed`, `Timestamp`, `Offset`, `AbsoluteOffset`, the attribute labels,
-//! `Partial`) have zero length: they describe bytes, they are not bytes.
+//! Derived members (`CrcComputed`, `Timestamp`, `Offset`, `AbsoluteOffset`, `EffectiveTimestamp`,
+//! the attribute labels, `Partial`) have zero length: they describe bytes, they are not bytes.
 //!
 //! Diagnostic codes (all carry the byte offset and buffer):
 //! `truncated`, `partial-batch` (info; warning-free end of a Fetch response or log),
