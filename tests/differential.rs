@@ -8,50 +8,28 @@
 //! 3. kafka-protocol re-encodes its struct; the bytes must be identical, and kinspect must decode
 //!    kafka-protocol's bytes back to the same JSON.
 
-mod common;
-
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
-use kinspect::schema::model::{MessageSpec, SpecType};
+use kinspect::pdu::Direction;
+use kinspect::protocol::builtin;
+use kinspect::schema::model::MessageSpec;
 use kinspect::wire::decode::decode_message_at;
 use kinspect::wire::encode::{encode_message, tree_to_json};
 use kinspect::wire::plan::Plan;
 use kinspect::wire::sample::{minimal, varied, Rng};
 use kinspect::wire::tree::Tree;
 use serde_json::Value as J;
-use std::collections::HashMap;
 
 use debug_value::{parse_debug, DV};
 
-/// Specs by (api key, request?) newest release first, as the registry resolves them.
-fn spec_table() -> Option<HashMap<(i16, bool), Vec<&'static MessageSpec>>> {
-    let shared = common::shared_or_skip("differential")?;
-    let mut t: HashMap<(i16, bool), Vec<&'static MessageSpec>> = HashMap::new();
-    for release in ["4.3.1", "3.9.0"] {
-        let (specs, _) = kinspect::schema::load_dir(&shared.join("kafka-schemas").join(release));
-        for s in specs {
-            let req = match s.spec_type {
-                SpecType::Request => true,
-                SpecType::Response => false,
-                _ => continue,
-            };
-            let Some(k) = s.api_key else { continue };
-            t.entry((k, req)).or_default().push(Box::leak(Box::new(s)));
-        }
-    }
-    Some(t)
-}
-
-fn resolve(
-    t: &HashMap<(i16, bool), Vec<&'static MessageSpec>>,
-    k: i16,
-    v: i16,
-    req: bool,
-) -> Option<&'static MessageSpec> {
-    t.get(&(k, req))?
-        .iter()
-        .copied()
-        .find(|s| s.valid_versions.contains(v))
+/// The spec kinspect's registry resolves for (api key, version, direction).
+fn resolve(k: i16, v: i16, req: bool) -> Option<&'static MessageSpec> {
+    let dir = if req {
+        Direction::Request
+    } else {
+        Direction::Response
+    };
+    builtin().message(k, v, dir).map(|r| r.spec)
 }
 
 fn kp_roundtrip(key: ApiKey, req: bool, v: i16, bytes: &[u8]) -> Result<(String, Vec<u8>), String> {
@@ -235,14 +213,13 @@ fn check(
 
 #[test]
 fn kinspect_and_kafka_protocol_agree_on_every_shared_api_version_and_direction() {
-    let Some(table) = spec_table() else { return };
     let (mut covered, mut messages, mut missing, mut unsupported) = (0, 0, Vec::new(), Vec::new());
     let mut failures = Vec::new();
     for key in ApiKey::iter() {
         let range = key.valid_versions();
         for v in range.min..=range.max {
             for req in [true, false] {
-                let Some(spec) = resolve(&table, key as i16, v, req) else {
+                let Some(spec) = resolve(key as i16, v, req) else {
                     missing.push(format!(
                         "{key:?} v{v} {}",
                         if req { "request" } else { "response" }
@@ -527,9 +504,7 @@ mod debug_value {
 /// so is a field kafka-protocol does not have.
 #[test]
 fn field_comparison_detects_differences() {
-    let Some(table) = spec_table() else { return };
-    let spec =
-        resolve(&table, ApiKey::CreateTopics as i16, 7, true).expect("CreateTopics v7 request");
+    let spec = resolve(ApiKey::CreateTopics as i16, 7, true).expect("CreateTopics v7 request");
     let plan = Plan::compile(spec, 7);
     let json = serde_json::json!({"Topics":[{"Name":"t1","NumPartitions":3,"ReplicationFactor":-1,
         "Assignments":[],"Configs":[{"Name":"cleanup.policy","Value":null}]}],"timeoutMs":1000,"validateOnly":true});

@@ -1,35 +1,17 @@
-//! Every message spec of both bundled Kafka releases, at every valid version: a minimal message
+//! Every message spec of both built-in Kafka releases (requests, responses, headers, KRaft
+//! records, coordinator and control records), at every valid version: a minimal message
 //! and seeded varied ones, built from the schema by the generator, encoded, decoded and compared
 //! (the decoded JSON must equal what was encoded, and re-encoding must give the same bytes).
 //! Kafka's spec files are the oracle for what exists; the generator and the decoder share only
 //! the compiled plan.
 
-mod common;
-
+use kinspect::protocol::builtin;
 use kinspect::schema::model::{MessageSpec, SpecType};
 use kinspect::wire::decode::decode_message_at;
 use kinspect::wire::encode::{encode_message, tree_to_json};
 use kinspect::wire::plan::Plan;
 use kinspect::wire::sample::{minimal, varied, Rng};
 use kinspect::wire::tree::Tree;
-
-fn load(release: &str) -> Option<Vec<&'static MessageSpec>> {
-    let shared = common::shared_or_skip("roundtrip_specs")?;
-    let (specs, diags) = kinspect::schema::load_dir(&shared.join("kafka-schemas").join(release));
-    assert!(
-        diags
-            .iter()
-            .all(|d| d.severity != kinspect::schema::Severity::Error),
-        "{release}: {:?}",
-        &diags[..diags.len().min(3)]
-    );
-    Some(
-        specs
-            .into_iter()
-            .map(|s| &*Box::leak(Box::new(s)))
-            .collect(),
-    )
-}
 
 fn round_trip(spec: &'static MessageSpec, v: i16, json: &serde_json::Value) -> Result<(), String> {
     let plan = Plan::compile(spec, v);
@@ -61,23 +43,20 @@ fn round_trip(spec: &'static MessageSpec, v: i16, json: &serde_json::Value) -> R
 fn every_spec_and_version_round_trips() {
     let mut combos = 0;
     let mut failures = Vec::new();
-    for release in ["4.3.1", "3.9.0"] {
-        let Some(specs) = load(release) else { return };
-        for spec in specs {
-            if spec.spec_type == SpecType::Header && spec.valid_versions.is_empty() {
-                continue;
-            }
-            for v in spec.valid_versions.iter() {
-                combos += 1;
-                let plan = Plan::compile(spec, v);
-                let mut rng = Rng::new(((v as u64) << 32) ^ spec.name.len() as u64 ^ 0x6b69_6e73);
-                let mut cases = vec![minimal(&plan)];
-                cases.extend((0..8).map(|_| varied(&plan, &mut rng)));
-                for (i, json) in cases.iter().enumerate() {
-                    if let Err(e) = round_trip(spec, v, json) {
-                        failures.push(format!("{release} {} v{v} case {i}: {e}", spec.name));
-                        break;
-                    }
+    for (release, spec) in builtin().specs() {
+        if spec.spec_type == SpecType::Header && spec.valid_versions.is_empty() {
+            continue;
+        }
+        for v in spec.valid_versions.iter() {
+            combos += 1;
+            let plan = Plan::compile(spec, v);
+            let mut rng = Rng::new(((v as u64) << 32) ^ spec.name.len() as u64 ^ 0x6b69_6e73);
+            let mut cases = vec![minimal(&plan)];
+            cases.extend((0..8).map(|_| varied(&plan, &mut rng)));
+            for (i, json) in cases.iter().enumerate() {
+                if let Err(e) = round_trip(spec, v, json) {
+                    failures.push(format!("{release} {} v{v} case {i}: {e}", spec.name));
+                    break;
                 }
             }
         }

@@ -74,46 +74,58 @@ impl Decoder {
         let has_hints = hints.api_key.is_some() && hints.api_version.is_some();
         let dir = match hints.direction {
             Some(d) => d,
-            None => {
-                let body = if prefix { 4 } else { 0 };
-                let mut c = Cursor::new(frame, body, frame.len());
-                let known = match (c.i16(), c.i16()) {
-                    (Ok(k), Ok(v)) => self.proto.message(k, v, Direction::Request).is_some(),
-                    _ => false,
-                };
-                if known {
-                    self.attempt(frame, hints, out, Direction::Request, prefix, None);
-                    if !out.tree.has_errors() || !has_hints {
-                        return;
-                    }
+            // API hints describe a response's request: try the response first, and a request
+            // only if that fails and the bytes start like a known request.
+            None if has_hints => {
+                self.attempt(frame, hints, out, Direction::Response, prefix, None);
+                if !out.tree.has_errors() || !self.looks_like_request(frame, prefix) {
+                    return self.fallback(frame, hints, out, prefix);
                 }
-                if has_hints {
-                    Direction::Response
-                } else {
-                    Direction::Request
+                self.attempt(frame, hints, out, Direction::Request, prefix, None);
+                if !out.tree.has_errors() {
+                    return;
                 }
+                Direction::Response
             }
+            None => Direction::Request,
         };
         self.attempt(frame, hints, out, dir, prefix, None);
-        // A broker answers an ApiVersions version it does not know with a v0 body.
-        if dir == Direction::Response
-            && hints.api_key == Some(API_VERSIONS)
-            && hints.api_version.is_some_and(|v| v != 0)
-            && out.tree.has_errors()
-        {
-            let asked = hints.api_version.unwrap_or(0);
-            self.attempt(frame, hints, out, dir, prefix, Some(0));
-            if out.tree.has_errors() {
-                self.attempt(frame, hints, out, dir, prefix, None);
-            } else {
-                let msg = format!("ApiVersions response to a v{asked} request did not parse as v{asked}; parsed as v0 (how a broker answers a version it does not support)");
-                out.tree.diags.push(Diagnostic::info(
-                    "apiversions-fallback",
-                    "body",
-                    if prefix { 4 } else { 0 },
-                    msg,
-                ));
-            }
+        if dir == Direction::Response {
+            self.fallback(frame, hints, out, prefix);
+        }
+    }
+
+    fn looks_like_request(&self, frame: &[u8], prefix: bool) -> bool {
+        let mut c = Cursor::new(frame, if prefix { 4 } else { 0 }, frame.len());
+        match (c.i16(), c.i16()) {
+            (Ok(k), Ok(v)) => self.proto.message(k, v, Direction::Request).is_some(),
+            _ => false,
+        }
+    }
+
+    /// A broker answers an ApiVersions version it does not know with a v0 body: when the
+    /// response at the request's version has errors, retry as v0 and keep that if it is clean.
+    fn fallback(&mut self, frame: &[u8], hints: &Hints, out: &mut Pdu, prefix: bool) {
+        let dir = Direction::Response;
+        let asked = match hints.api_version {
+            Some(v) if v != 0 && hints.api_key == Some(API_VERSIONS) => v,
+            _ => return,
+        };
+        if !out.tree.has_errors() {
+            return;
+        }
+        self.attempt(frame, hints, out, dir, prefix, Some(0));
+        if out.tree.has_errors() {
+            self.attempt(frame, hints, out, dir, prefix, None);
+        } else {
+            let msg = format!(
+                "ApiVersions response to a v{asked} request did not parse as v{asked}; parsed as \
+                 v0 (how a broker answers a version it does not support)"
+            );
+            let at = if prefix { 4 } else { 0 };
+            out.tree
+                .diags
+                .push(Diagnostic::info("apiversions-fallback", "body", at, msg));
         }
     }
 
