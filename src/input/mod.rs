@@ -44,7 +44,7 @@ pub fn detect(name: Option<&str>, head: &[u8]) -> InputKind {
     if base.ends_with(".log") && looks_like_segment(head) {
         return InputKind::Log;
     }
-    if base.ends_with(".checkpoint") || base == "leader-epoch-checkpoint" {
+    if base.ends_with(".checkpoint") || base == "quorum-state" {
         return InputKind::Log;
     }
     if looks_like_hex(head) {
@@ -183,7 +183,14 @@ mod tests {
         );
         assert_eq!(detect(Some("x.log"), b"0000  00 12"), InputKind::Hex);
         assert_eq!(
-            detect(Some("leader-epoch-checkpoint"), b"0\n1\n0 0\n"),
+            detect(
+                Some("/m/__cluster_metadata-0/00000000000000000100-0000000001.checkpoint"),
+                &seg
+            ),
+            InputKind::Log
+        );
+        assert_eq!(
+            detect(Some("quorum-state"), b"{\"leaderId\":1}"),
             InputKind::Log
         );
     }

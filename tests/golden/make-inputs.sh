@@ -90,3 +90,15 @@ dg trailing-bytes '--api ApiVersions --api-version 3 --response' "$F6"
 dg size-mismatch '' "$(edit "$F8" 0 00000011 00000010)"
 dg missing-hints '--response' "$F11"
 dg apiversions-fallback '--api ApiVersions --api-version 3 --response' "$F9"
+
+# log segment: the records of mock-kcat-none frame 23 (Produce v7, topic "codec", partition 1),
+# bytes 52..2705: int32 length 2653 at 48, then the batches, written as a segment file
+P23=$(payload mock-kcat-none.pcap 23)
+mkdir -p log-segment/codec-1
+python3 - "$P23" log-segment/codec-1/00000000000000000000.log <<'PY'
+import sys
+b = bytes.fromhex(sys.argv[1])
+assert int.from_bytes(b[48:52], 'big') == 2653 and len(b) == 2705
+open(sys.argv[2], 'wb').write(b[52:])
+PY
+mk log-segment 'decode --format jsonl codec-1/00000000000000000000.log'
