@@ -102,3 +102,7 @@ assert int.from_bytes(b[48:52], 'big') == 2653 and len(b) == 2705
 open(sys.argv[2], 'wb').write(b[52:])
 PY
 mk log-segment 'decode --format jsonl codec-1/00000000000000000000.log'
+
+# stdin and several inputs
+mk stdin-hex 'decode --format summary -'; { echo "$F8"; echo; echo "$F12"; } > stdin-hex/stdin
+mk multi-file 'decode --format jsonl a.hex b.bin'; echo "$F8" > multi-file/a.hex; bin "$F12" > multi-file/b.bin
