@@ -349,3 +349,44 @@ fn schemas_overlay_wins_for_its_api_and_broken_overlay_is_refused() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_struct_that_contains_itself_is_listed_once() {
+    // Kafka's grammar lets a common struct hold itself; two such fields would double the
+    // listing at every level without the guard.
+    let dir = std::env::temp_dir().join(format!("kinspect-apis-recursive-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fields = r#"[{ "name": "Left", "type": "Node", "versions": "0+" },
+                     { "name": "Right", "type": "[]Node", "versions": "0+" }]"#;
+    for (kind, name) in [("request", "Request"), ("response", "Response")] {
+        let spec = format!(
+            r#"{{ "apiKey": 9000, "type": "{kind}", "name": "Tree{name}", "validVersions": "0",
+                 "flexibleVersions": "0+", "fields": [{{ "name": "Root", "type": "Node", "versions": "0+" }}],
+                 "commonStructs": [{{ "name": "Node", "versions": "0+", "fields": {fields} }}] }}"#
+        );
+        std::fs::write(dir.join(format!("Tree{name}.json")), spec).unwrap();
+    }
+    let d = dir.to_str().unwrap();
+    let o = kinspect(&["--schemas", d, "apis", "Tree", "--version", "0"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("Node")).collect();
+    // Root, then Left and Right under it; their own Node fields are not expanded again.
+    assert_eq!(rows.len(), 6, "{text}");
+    let o = kinspect(&[
+        "--schemas",
+        d,
+        "apis",
+        "Tree",
+        "--version",
+        "0",
+        "--format",
+        "json",
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let root = &v["request"]["fields"][0];
+    assert_eq!(root["fields"][1]["name"], "Right");
+    assert!(root["fields"][1].get("fields").is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -21,7 +21,6 @@
 //! - `reassembly-overflow` (warning): out-of-order data past `MAX_REASSEMBLY_BUFFER` was dropped.
 //! - `connections-evicted` (warning): the connection table was full; idle connections flushed.
 //! - `outstanding-overflow` (warning): too many unanswered requests; the oldest were forgotten.
-//! - `unmatched-response` (info): a response whose request was not captured.
 
 mod conv;
 pub mod decoded;

@@ -71,20 +71,10 @@ fn find_api(p: &Protocol, arg: &str) -> Result<i16, String> {
             ))
         };
     }
-    let want = arg.trim().to_ascii_lowercase();
-    let want = want
-        .strip_suffix("request")
-        .or_else(|| want.strip_suffix("response"))
-        .unwrap_or(&want);
-    let mut names: Vec<&'static str> = Vec::new();
-    for &k in &keys {
-        for r in p.api_versions(k) {
-            if r.name.to_ascii_lowercase() == want {
-                return Ok(k);
-            }
-            names.push(r.name);
-        }
+    if let Some(k) = p.api_key(arg) {
+        return Ok(k);
     }
+    let names = p.api_names();
     let hint = closest(arg, &names)
         .map(|s| format!(" (did you mean `{s}`?)"))
         .unwrap_or_default();
@@ -255,7 +245,7 @@ fn fields_at(p: &Protocol, key: i16, version: i16, format: Format) -> Result<Str
                     "spec": &*r.spec.name,
                     "release": r.release,
                     "flexible": r.spec.is_flexible(version),
-                    "fields": fields_json(r.spec, &r.spec.fields, version, 0),
+                    "fields": fields_json(r.spec, &r.spec.fields, version, &mut Vec::new()),
                 })
             })
         };
@@ -289,7 +279,7 @@ fn fields_at(p: &Protocol, key: i16, version: i16, format: Format) -> Result<Str
             "FIELD", "TYPE", "NULLABLE", "TAGGED", "DEFAULT"
         ));
         let mut rows = Vec::new();
-        field_rows(r.spec, &r.spec.fields, version, 1, &mut rows);
+        field_rows(r.spec, &r.spec.fields, version, &mut Vec::new(), &mut rows);
         if rows.is_empty() {
             out.push_str("  (no fields)\n");
         }
@@ -312,13 +302,40 @@ fn default_text(f: &Field) -> String {
     }
 }
 
-fn field_rows(spec: &MessageSpec, fields: &[Field], v: i16, depth: usize, out: &mut Vec<String>) {
-    // A struct can only reach itself through a user's broken spec; stop rather than recurse.
-    if depth > crate::limits::MAX_DEPTH {
-        return;
+/// The fields of `f`'s struct, unless that is a common struct already being expanded above
+/// (a user's spec can make a struct contain itself; listing it would never end).
+fn sub_fields<'a>(
+    spec: &'a MessageSpec,
+    f: &'a Field,
+    open: &mut Vec<&'a str>,
+) -> Option<(&'a [Field], Option<&'a str>)> {
+    let sub = spec.struct_fields(f);
+    if sub.is_empty() || open.len() > crate::limits::MAX_DEPTH {
+        return None;
     }
+    // Inline structs are finite JSON; only references to common structs can loop.
+    let shared = if f.fields.is_empty() {
+        f.ty.struct_name()
+    } else {
+        None
+    };
+    if let Some(n) = shared {
+        if open.contains(&n) {
+            return None;
+        }
+    }
+    Some((sub, shared))
+}
+
+fn field_rows<'a>(
+    spec: &'a MessageSpec,
+    fields: &'a [Field],
+    v: i16,
+    open: &mut Vec<&'a str>,
+    out: &mut Vec<String>,
+) {
     for f in fields.iter().filter(|f| present(f, v)) {
-        let name = format!("{}{}", "  ".repeat(depth - 1), f.name);
+        let name = format!("{}{}", "  ".repeat(open.len()), f.name);
         let tagged = match (f.is_tagged_in(v), f.tag) {
             (true, Some(t)) => format!("tag {t}"),
             (true, None) => "tag ?".into(),
@@ -331,30 +348,35 @@ fn field_rows(spec: &MessageSpec, fields: &[Field], v: i16, depth: usize, out: &
             default_text(f)
         );
         out.push(format!("{}\n", row.trim_end()));
-        field_rows(spec, spec.struct_fields(f), v, depth + 1, out);
+        if let Some((sub, shared)) = sub_fields(spec, f, open) {
+            open.push(shared.unwrap_or(""));
+            field_rows(spec, sub, v, open, out);
+            open.pop();
+        }
     }
 }
 
-fn fields_json(spec: &MessageSpec, fields: &[Field], v: i16, depth: usize) -> Vec<Value> {
-    if depth > crate::limits::MAX_DEPTH {
-        return Vec::new();
+fn fields_json<'a>(
+    spec: &'a MessageSpec,
+    fields: &'a [Field],
+    v: i16,
+    open: &mut Vec<&'a str>,
+) -> Vec<Value> {
+    let mut out = Vec::new();
+    for f in fields.iter().filter(|f| present(f, v)) {
+        let mut o = json!({
+            "name": &*f.name,
+            "type": f.ty.to_string(),
+            "nullable": f.is_nullable_in(v),
+            "tag": if f.is_tagged_in(v) { json!(f.tag) } else { Value::Null },
+            "default": f.default.as_deref(),
+        });
+        if let Some((sub, shared)) = sub_fields(spec, f, open) {
+            open.push(shared.unwrap_or(""));
+            o["fields"] = json!(fields_json(spec, sub, v, open));
+            open.pop();
+        }
+        out.push(o);
     }
-    fields
-        .iter()
-        .filter(|f| present(f, v))
-        .map(|f| {
-            let mut o = json!({
-                "name": &*f.name,
-                "type": f.ty.to_string(),
-                "nullable": f.is_nullable_in(v),
-                "tag": if f.is_tagged_in(v) { json!(f.tag) } else { Value::Null },
-                "default": f.default.as_deref(),
-            });
-            let sub = spec.struct_fields(f);
-            if !sub.is_empty() {
-                o["fields"] = json!(fields_json(spec, sub, v, depth + 1));
-            }
-            o
-        })
-        .collect()
+    out
 }
