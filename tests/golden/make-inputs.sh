@@ -106,3 +106,6 @@ mk log-segment 'decode --format jsonl codec-1/00000000000000000000.log'
 # stdin and several inputs
 mk stdin-hex 'decode --format summary -'; { echo "$F8"; echo; echo "$F12"; } > stdin-hex/stdin
 mk multi-file 'decode --format jsonl a.hex b.bin'; echo "$F8" > multi-file/a.hex; bin "$F12" > multi-file/b.bin
+
+# a damaged capture: every packet cut to 128 bytes (capture notes in the summary)
+mk pcap-notes 'decode --format summary ../../../captures/mock-kcat-snaplen128.pcap'
