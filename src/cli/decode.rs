@@ -175,9 +175,11 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     } else {
         args.files.clone()
     };
-    let mut capture_opts = CaptureOptions::default();
-    capture_opts.ports = args.port.clone();
-    capture_opts.show_secrets = args.show_secrets;
+    let capture_opts = CaptureOptions {
+        ports: args.port.clone(),
+        show_secrets: args.show_secrets,
+        ..CaptureOptions::default()
+    };
     for f in &files {
         if run.out_closed {
             break;

@@ -70,7 +70,7 @@ pub fn write_base64<W: Write + ?Sized>(w: &mut W, data: &[u8]) -> io::Result<()>
     for chunk in data.chunks(768) {
         let n = STANDARD
             .encode_slice(chunk, &mut buf)
-            .map_err(|e| io::Error::new(io::ErrorKind::Other, e.to_string()))?;
+            .map_err(|e| io::Error::other(e.to_string()))?;
         w.write_all(&buf[..n])?;
     }
     w.write_all(b"\"")
