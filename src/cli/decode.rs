@@ -53,6 +53,10 @@ pub struct Args {
     /// Show only these APIs (names or keys; repeat or separate with commas).
     #[arg(long, value_name = "NAME|KEY", value_delimiter = ',')]
     pub api_filter: Vec<String>,
+    /// Captures: show only these TCP connections (numbered from 0 in order of appearance, as
+    /// tshark's `tcp.stream`; repeat or separate with commas).
+    #[arg(long, value_name = "N", value_delimiter = ',')]
+    pub stream: Vec<u32>,
     /// Show only PDUs (and capture notes) with error diagnostics.
     #[arg(long)]
     pub errors_only: bool,
@@ -161,6 +165,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         hints,
         no_prefix: args.no_size_prefix,
         filter,
+        streams: args.stream.clone(),
         errors_only: args.errors_only,
         printer,
         input_name: None,
@@ -238,6 +243,7 @@ struct Run<W: Write> {
     hints: Hints,
     no_prefix: bool,
     filter: Vec<i16>,
+    streams: Vec<u32>,
     errors_only: bool,
     printer: Printer<W>,
     input_name: Option<String>,
@@ -324,7 +330,7 @@ impl<W: Write> Run<W> {
     /// Shows a tree that is not a Kafka message (a log batch): no API, so `--api-filter`
     /// hides it.
     fn tree(&mut self, origin: Origin, t: &crate::wire::tree::Tree) {
-        if self.out_closed || !self.filter.is_empty() {
+        if self.out_closed || !self.filter.is_empty() || !self.streams.is_empty() {
             return;
         }
         let has_errors = t.has_errors();
@@ -458,6 +464,9 @@ impl<W: Write> Run<W> {
         if !self.filter.is_empty() && !self.pdu.api_key.is_some_and(|k| self.filter.contains(&k)) {
             return;
         }
+        if !self.stream_shown(&self.pdu.origin) {
+            return;
+        }
         let has_errors = self.pdu.tree.has_errors();
         if self.errors_only && !has_errors {
             return;
@@ -473,7 +482,7 @@ impl<W: Write> Run<W> {
             origin.ts_ns = None;
         }
         self.printer.clock(origin.ts_ns);
-        if self.out_closed || !self.filter.is_empty() {
+        if self.out_closed || !self.filter.is_empty() || !self.stream_shown(&origin) {
             return;
         }
         let origin = &origin;
@@ -484,6 +493,12 @@ impl<W: Write> Run<W> {
         self.errors |= is_error;
         let r = self.printer.note(origin, d, self.input_name.as_deref());
         self.wrote(r);
+    }
+
+    /// `--stream`: something with no connection (a hex frame, a file-level note) is shown
+    /// only when no stream is asked for.
+    fn stream_shown(&self, o: &Origin) -> bool {
+        self.streams.is_empty() || o.conn.is_some_and(|c| self.streams.contains(&c.stream))
     }
 
     fn wrote(&mut self, r: io::Result<()>) {

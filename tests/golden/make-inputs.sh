@@ -109,3 +109,4 @@ mk multi-file 'decode --format jsonl a.hex b.bin'; echo "$F8" > multi-file/a.hex
 
 # a damaged capture: every packet cut to 128 bytes (capture notes in the summary)
 mk pcap-notes 'decode --format summary ../../../captures/mock-kcat-snaplen128.pcap'
+mk pcap-stream-filter 'decode --format summary --stream 1 ../../../captures/mock-kcat-none.pcap'
