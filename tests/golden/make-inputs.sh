@@ -110,3 +110,15 @@ mk multi-file 'decode --format jsonl a.hex b.bin'; echo "$F8" > multi-file/a.hex
 # a damaged capture: every packet cut to 128 bytes (capture notes in the summary)
 mk pcap-notes 'decode --format summary ../../../captures/mock-kcat-snaplen128.pcap'
 mk pcap-stream-filter 'decode --format summary --stream 1 ../../../captures/mock-kcat-none.pcap'
+
+# string-too-long: frame 4 with ClientSoftwareName (compact string, byte 22) made 32768 'x'
+# (compact length 32769 = uvarint 81 80 02); the size prefix fixed to match
+mkdir -p diag-string-too-long
+python3 - "$F4" diag-string-too-long/input.bin <<'PY'
+import sys
+b = bytes.fromhex(sys.argv[1])
+assert b[22] == 0x0b and b[23:33] == b"librdkafka"
+body = b[4:22] + bytes([0x81, 0x80, 0x02]) + b"x" * 32768 + b[33:]
+open(sys.argv[2], "wb").write(len(body).to_bytes(4, "big") + body)
+PY
+mk diag-string-too-long 'decode --format summary input.bin'
