@@ -261,6 +261,24 @@ impl Rows<'_> {
                     (false, false) => format!("{label} {what}"),
                 };
                 self.row(w, n.buf, n.offset, n.hdr as u32, depth, &text)?;
+                // Children decoded from another buffer (decompressed records): the container's
+                // own bytes after its header are the compressed form; show them once here.
+                if let Some(other) = self
+                    .t
+                    .children(id)
+                    .map(|c| self.t.node(c).buf)
+                    .find(|&b| b != n.buf)
+                {
+                    let own = n.len.saturating_sub(n.hdr as u32);
+                    if own > 0 {
+                        let note = format!(
+                            "{}({own} bytes, decoded below from buffer {other}){}",
+                            p.dim(),
+                            p.reset()
+                        );
+                        self.row(w, n.buf, n.offset + n.hdr as u32, own, depth + 1, &note)?;
+                    }
+                }
                 for (i, c) in self.t.children(id).enumerate() {
                     if n.kind == Kind::Array {
                         let cn = self.t.node(c);

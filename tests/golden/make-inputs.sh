@@ -122,3 +122,15 @@ body = b[4:22] + bytes([0x81, 0x80, 0x02]) + b"x" * 32768 + b[33:]
 open(sys.argv[2], "wb").write(len(body).to_bytes(4, "big") + body)
 PY
 mk diag-string-too-long 'decode --format summary input.bin'
+
+# a gzip batch (records in a decompressed buffer): mock-kcat-gzip frame 14 (Produce v7, codec/1),
+# Records at 48: int32 length 195, then one batch
+G14=$(payload mock-kcat-gzip.pcap 14)
+mkdir -p log-segment-gzip/codec-1
+python3 - "$G14" log-segment-gzip/codec-1/00000000000000000000.log <<'PY'
+import sys
+b = bytes.fromhex(sys.argv[1])
+assert int.from_bytes(b[48:52], 'big') == 195 and len(b) == 247
+open(sys.argv[2], 'wb').write(b[52:])
+PY
+mk log-segment-gzip 'decode --format tree codec-1/00000000000000000000.log'
