@@ -237,3 +237,34 @@ fn decode_then_encode_gives_back_every_frame() {
         }
     }
 }
+
+/// A tshark `-x` dump of a whole capture (committed as a golden input, so tshark is not needed
+/// here) decodes to the same PDUs as the capture itself, apart from the clock.
+#[test]
+fn tshark_x_dump_of_a_capture_decodes_like_the_capture() {
+    let dump = common::repo().join("tests/golden/hex-tshark-x-capture/input.hex");
+    let pcap = common::captures_dir().join("tansu-kcat-apiversions-fail.pcap");
+    let strip = |out: Vec<u8>| -> Vec<Value> {
+        jsonl(&out)
+            .into_iter()
+            .map(|mut v| {
+                let o = v.as_object_mut().unwrap();
+                o.remove("ts");
+                o.remove("latency_us");
+                v
+            })
+            .collect()
+    };
+    let (a, _, ca) = kinspect(
+        &["decode", "--format", "jsonl", dump.to_str().unwrap()],
+        None,
+    );
+    let (b, _, cb) = kinspect(
+        &["decode", "--format", "jsonl", pcap.to_str().unwrap()],
+        None,
+    );
+    let (a, b) = (strip(a), strip(b));
+    assert_eq!(a.len(), 8);
+    assert_eq!(a, b);
+    assert_eq!(ca, cb);
+}

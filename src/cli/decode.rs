@@ -23,7 +23,8 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Inputs: pcap/pcapng captures, hex dumps, raw frames; `-` or nothing for stdin.
+    /// Inputs: pcap/pcapng captures, hex dumps, raw frames, Kafka log segments/snapshots; `-`
+    /// or nothing for stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Force the kind of input instead of detecting it.
@@ -41,7 +42,7 @@ pub struct Args {
     /// For a frame on its own: the API version (for a response, its request's version).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub api_version: Option<i16>,
-    /// The frame is a response (needs --api and --api-version).
+    /// The frame is a response (with --api and --api-version its body is decoded too).
     #[arg(long, conflicts_with = "request")]
     pub response: bool,
     /// The frame is a request.

@@ -18,7 +18,7 @@ pub enum InputKind {
     Raw,
     /// A pcap or pcapng capture.
     Pcap,
-    /// A Kafka log segment (`*.log`) or checkpoint file.
+    /// A Kafka log segment (`*.log`), KRaft snapshot (`*.checkpoint`) or `quorum-state` file.
     Log,
 }
 

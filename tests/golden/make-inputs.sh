@@ -134,3 +134,7 @@ assert int.from_bytes(b[48:52], 'big') == 195 and len(b) == 247
 open(sys.argv[2], 'wb').write(b[52:])
 PY
 mk log-segment-gzip 'decode --format tree codec-1/00000000000000000000.log'
+
+# a whole capture as tshark -x text (every packet, reassembled sections included)
+mk hex-tshark-x-capture 'decode --format summary input.hex'
+tshark -r "$CAP/tansu-kcat-apiversions-fail.pcap" -x 2>/dev/null > hex-tshark-x-capture/input.hex
