@@ -392,3 +392,32 @@ fn capture_notes_are_objects_without_header_or_body() {
         )
     );
 }
+
+#[test]
+fn integers_and_uuids_match_the_standard_formatting() {
+    for v in [
+        0i64,
+        1,
+        -1,
+        9,
+        10,
+        99,
+        100,
+        12345,
+        i64::MAX,
+        i64::MIN,
+        i32::MIN as i64,
+        -1000,
+    ] {
+        let mut b = Vec::new();
+        write_int(&mut b, v).unwrap();
+        assert_eq!(String::from_utf8(b).unwrap(), v.to_string());
+    }
+    let u: [u8; 16] = core::array::from_fn(|i| (i * 37 + 5) as u8);
+    let mut b = Vec::new();
+    write_uuid(&mut b, &u).unwrap();
+    assert_eq!(
+        String::from_utf8(b).unwrap(),
+        format!("\"{}\"", uuid_string(&u))
+    );
+}
