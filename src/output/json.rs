@@ -8,6 +8,8 @@
 //! - In `--annotate` mode the size prefix is the member `"size_prefix"` (offset 0, length 4), so
 //!   that every byte of the frame is covered by some member, and the root's `"length"` is the
 //!   frame length (in plain mode `"length"` is the size prefix's value, as tshark's `kafka.len`).
+//! - With several inputs on one command line, each object names its file in `"input"` (right
+//!   after `"index"`, which counts from 0 within each input).
 //! - A tree whose root is an array (batches of a log segment or snapshot) prints it as
 //!   `"batches"`; `stream_offset` is then the file offset of the first batch.
 //! - Capture notes (gaps, TLS, skipped bytes) print as objects with the origin keys, `"note"`
