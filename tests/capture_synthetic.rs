@@ -677,3 +677,17 @@ fn the_connection_table_is_bounded() {
         "evicted connections keep their stream numbers"
     );
 }
+
+#[test]
+fn pcapng_simple_packet_blocks_are_read() {
+    let frames = real_frames();
+    let conv = conversation("[fd00::1]:40000", "[fd00::2]:9092", &frames, 1460);
+    let bytes = testgen::pcapng_simple(
+        Link::Sll.linktype(),
+        0,
+        &testgen::records(&Link::Sll, &conv.packets, usize::MAX),
+    );
+    let out = read(&bytes, &no_ports());
+    assert!(out.notes.is_empty(), "{:?}", out.notes);
+    assert_same_frames(&out, &frames);
+}
