@@ -236,3 +236,15 @@ fn random_garbage_never_panics() {
         dec(&mut d, &mut p, &g, &Hints::default());
     }
 }
+
+#[test]
+fn a_frame_larger_than_kafka_allows_is_refused_with_bounded_memory() {
+    let (mut d, mut p) = (Decoder::new(builtin()), Pdu::default());
+    let big = vec![0u8; kinspect::limits::MAX_FRAME_SIZE as usize + 100];
+    let got = dec(&mut d, &mut p, &big, &Hints::default());
+    assert_eq!(got, [("frame-too-large", String::new(), 0)]);
+    assert_eq!(
+        p.tree.buf(0).len(),
+        kinspect::limits::MAX_FRAME_SIZE as usize + 4
+    );
+}

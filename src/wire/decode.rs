@@ -26,13 +26,21 @@
 //!   body), `truncated` [error] also when the size prefix promises more bytes than the frame has,
 //!   `size-mismatch` [error] when it promises fewer, `missing-hints` [error] (a response whose
 //!   request's API and version are unknown), `apiversions-fallback` [info] (an ApiVersions
-//!   response that only parses as v0).
+//!   response that only parses as v0), `frame-too-large` [error] (more than
+//!   `limits::MAX_FRAME_SIZE`: kept undecoded, truncated to that size).
+//!
+//! `Error` nodes (printed `{"_error": code, "_data": base64}`, and put back byte for byte by the
+//! encoder) take the name of the field that failed; an array whose count is bad, or a tagged
+//! section whose framing is lost, is replaced whole (count included). Three names are not
+//! schema fields: `_trailing` (root: bytes after the body), `_tagged_fields` (a struct's tagged
+//! section) and `_excess` (bytes a known tag declared beyond its struct's content).
 
 use super::cursor::Cursor;
 use super::diag::Diagnostic;
 use super::plan::{Plan, PlanCache};
 use super::tree::{Kind, NodeId, Span, Tree, Value};
 use super::walk::{Seg, Walker};
+use crate::limits::MAX_FRAME_SIZE;
 use crate::pdu::{Direction, Hints, Pdu};
 use crate::protocol::headers::{self, API_VERSIONS};
 use crate::protocol::Protocol;
@@ -83,6 +91,28 @@ impl Decoder {
     /// header of a known API and version and decodes cleanly, else a response when the hints
     /// name the request's API and version.
     pub fn decode_frame(&mut self, frame: &[u8], hints: &Hints, out: &mut Pdu) {
+        // Spans are u32 and a Kafka frame is at most MAX_FRAME_SIZE: keep memory bounded.
+        let cap = MAX_FRAME_SIZE as usize + 4;
+        if frame.len() > cap {
+            out.tree.reset(frame.get(..cap).unwrap_or(frame));
+            out.direction = hints.direction;
+            (
+                out.api_key,
+                out.api_name,
+                out.api_version,
+                out.correlation_id,
+                out.release,
+            ) = (None, None, None, None, None);
+            let root = out.tree.open("", Kind::Struct, 0, 0);
+            let msg = format!(
+                "a {}-byte frame is larger than any Kafka frame ({MAX_FRAME_SIZE} bytes); only the first {cap} bytes are kept, undecoded",
+                frame.len()
+            );
+            let d = Diagnostic::error("frame-too-large", "", 0, msg);
+            out.tree.error_node("body", 0, 0, cap as u32, d);
+            out.tree.close(root, cap as u32);
+            return;
+        }
         let prefix = hints.has_size_prefix.unwrap_or_else(|| {
             frame.len() >= 4
                 && frame.get(..4).is_some_and(|b| {

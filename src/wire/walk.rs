@@ -676,6 +676,9 @@ impl<'t, 'd> Walker<'t, 'd> {
             n.hdr = (q - p) as u16;
             return Ok(fend);
         };
+        // Known tags read as members of the struct (as the JSON shows them), so their paths
+        // leave out the section.
+        let section = self.path.pop();
         self.path.push(Seg::Name(f.name));
         let first = self.tree.nodes.len();
         let r = self.value(plan, &f.ty, f.name, f.nullable, true, true, q, fend);
@@ -703,6 +706,7 @@ impl<'t, 'd> Walker<'t, 'd> {
             }
         }
         self.path.pop();
+        self.path.extend(section);
         // The field node spans its tag and size too; its header grows accordingly.
         let end_id = self.tree.nodes.len() as NodeId;
         if let Some(n) = self.tree.nodes.get_mut(first) {

@@ -1,0 +1,434 @@
+//! RecordBatch v2 (magic 2): the 61-byte header, the CRC-32C check, decompression of the
+//! records section, and the records themselves with their headers.
+
+use super::codec::{self, Codec, CodecError};
+use super::read::{Fail, R};
+use super::{control, RecordsContext, W};
+use crate::limits::MAX_NODES_PER_TREE;
+use crate::wire::diag::Diagnostic;
+use crate::wire::tree::{Kind, Span, Tree, Value};
+
+/// Bytes of a v2 batch before its records (`RECORD_BATCH_OVERHEAD`).
+pub const HEADER_LEN: u32 = 61;
+/// The CRC covers the batch from the attributes on.
+const CRC_FROM: u32 = 21;
+
+/// What records need from their batch header.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BatchInfo {
+    pub base_offset: i64,
+    pub base_timestamp: i64,
+    pub max_timestamp: i64,
+    pub log_append_time: bool,
+    pub control: bool,
+}
+
+/// Decodes one complete v2 batch of `total` bytes at `at` as an array element.
+pub(crate) fn decode_v2(
+    t: &mut Tree,
+    buf: u16,
+    at: u32,
+    total: u32,
+    ctx: &RecordsContext,
+    path: &str,
+) {
+    if total < HEADER_LEN {
+        let d = Diagnostic::error(
+            "batch-length-invalid",
+            path,
+            at as u64 + 8,
+            format!("a magic-2 batch needs at least {HEADER_LEN} bytes, this one declares {total}"),
+        );
+        t.error_node("", buf, at, total, d.in_buf(buf));
+        return;
+    }
+    let id = t.open("", Kind::Struct, buf, at);
+    let end = at + total;
+    let mut w = W::new(t, buf, at, total);
+    if let Err(f) = header_and_records(&mut w, at, end, ctx, path) {
+        w.fail(f, path, end);
+    }
+    t.close(id, end);
+}
+
+fn header_and_records(w: &mut W, at: u32, end: u32, ctx: &RecordsContext, path: &str) -> R<()> {
+    let base_offset = w.int("BaseOffset", 8)?;
+    w.int("BatchLength", 4)?;
+    w.int("PartitionLeaderEpoch", 4)?;
+    w.int("Magic", 1)?;
+    let stored = w.u32("Crc")?;
+    let computed = crc32c::crc32c(w.t.bytes(
+        w.buf,
+        Span {
+            start: at + CRC_FROM,
+            len: end - at - CRC_FROM,
+        },
+    ));
+    w.derived("CrcComputed", Value::Int(computed as i64));
+    if stored != computed {
+        w.diag(Diagnostic::error("crc-mismatch", format!("{path}.Crc"), (at + 17) as u64, format!(
+            "stored CRC-32C {stored:#010x}, computed {computed:#010x} over bytes {}..{end}; the batch is shown as read",
+            at + CRC_FROM
+        )));
+    }
+    let attrs = attributes(w)?;
+    w.int("LastOffsetDelta", 4)?;
+    let base_timestamp = w.int("BaseTimestamp", 8)?;
+    let max_timestamp = w.int("MaxTimestamp", 8)?;
+    w.int("ProducerId", 8)?;
+    w.int("ProducerEpoch", 2)?;
+    w.int("BaseSequence", 4)?;
+    let info = BatchInfo {
+        base_offset,
+        base_timestamp,
+        max_timestamp,
+        log_append_time: attrs & 0x08 != 0,
+        control: attrs & 0x20 != 0,
+    };
+    let rec_at = w.rd.pos;
+    let count = w.rd.i32(w.t.buf(w.buf), "Records count")?;
+    let arr = w.t.open("Records", Kind::Array, w.buf, rec_at);
+    w.t.node_mut(arr).hdr = 4;
+    let rpath = format!("{path}.Records");
+    let codec_id = (attrs & 7) as u8;
+    let body = Span {
+        start: w.rd.pos,
+        len: end - w.rd.pos,
+    };
+    if codec_id == 0 {
+        records(w.t, w.buf, body, count, &info, ctx, &rpath);
+    } else {
+        compressed(w, codec_id, body, count, &info, ctx, &rpath);
+    }
+    w.t.close(arr, end);
+    w.rd.pos = end;
+    Ok(())
+}
+
+/// The attributes int16 as a struct of labelled, derived members.
+fn attributes(w: &mut W) -> R<i16> {
+    let at = w.rd.pos;
+    let a = w.rd.i16(w.t.buf(w.buf), "Attributes")?;
+    let id = w.t.open("Attributes", Kind::Struct, w.buf, at);
+    w.t.node_mut(id).hdr = 2;
+    w.derived("Compression", Value::Label(Codec::label((a & 7) as u8)));
+    w.derived(
+        "TimestampType",
+        Value::Label(if a & 0x08 != 0 {
+            "LogAppendTime"
+        } else {
+            "CreateTime"
+        }),
+    );
+    w.derived("IsTransactional", Value::Bool(a & 0x10 != 0));
+    w.derived("IsControlBatch", Value::Bool(a & 0x20 != 0));
+    w.derived("HasDeleteHorizonMs", Value::Bool(a & 0x40 != 0));
+    if a as u16 & 0xff80 != 0 {
+        w.derived("UnusedBits", Value::Int((a as u16 & 0xff80) as i64));
+    }
+    w.t.close(id, at + 2);
+    Ok(a)
+}
+
+/// Decompresses `body` and decodes its records into a new buffer. On failure the compressed
+/// bytes become one error node (the header above is still shown).
+#[allow(clippy::too_many_arguments)]
+fn compressed(
+    w: &mut W,
+    codec_id: u8,
+    body: Span,
+    count: i32,
+    info: &BatchInfo,
+    ctx: &RecordsContext,
+    path: &str,
+) {
+    let Some(codec) = Codec::from_id(codec_id) else {
+        let f = Fail::new(
+            "unknown-codec",
+            body.start,
+            format!(
+                "compression id {codec_id} is not a Kafka codec (0-4); records left compressed"
+            ),
+        );
+        return w.fail_element(f, path, body.start + body.len);
+    };
+    match inflate(w.t, w.buf, body, codec, 2, path) {
+        Ok(nb) => {
+            let len = w.t.buf(nb).len() as u32;
+            records(w.t, nb, Span { start: 0, len }, count, info, ctx, path);
+        }
+        Err(f) => w.fail_element(f, path, body.start + body.len),
+    }
+}
+
+/// Decompresses `body` of buffer `buf` into a new tree buffer, reporting codec remarks as info
+/// diagnostics. Shared with the legacy wrapper messages.
+pub(crate) fn inflate(
+    t: &mut Tree,
+    buf: u16,
+    body: Span,
+    codec: Codec,
+    magic: i8,
+    path: &str,
+) -> Result<u16, Fail> {
+    let used: usize = t.bufs.iter().skip(1).map(|b| b.len()).sum();
+    let cap = codec::output_cap(body.len as usize, used);
+    let input = t.bytes(buf, body);
+    match codec::decompress(codec, input, magic, cap) {
+        Ok(d) => {
+            for n in d.notes {
+                t.diags
+                    .push(Diagnostic::info("codec-note", path, body.start as u64, n).in_buf(buf));
+            }
+            let dlen = d.data.len();
+            t.add_buf(d.data).ok_or_else(|| {
+                Fail::new(
+                    "node-limit",
+                    body.start,
+                    format!("too many decompressed buffers in one tree ({dlen} bytes dropped)"),
+                )
+            })
+        }
+        Err(e @ CodecError::TooLarge { .. }) => Err(Fail::new(
+            "decompression-bomb",
+            body.start,
+            format!(
+                "{} of {} compressed bytes: {e}",
+                codec.label_name(),
+                body.len
+            ),
+        )),
+        Err(e) => Err(Fail::new(
+            "decompress-failed",
+            body.start,
+            format!("{}: {e}", codec.label_name()),
+        )),
+    }
+}
+
+impl Codec {
+    fn label_name(self) -> &'static str {
+        match self {
+            Codec::None => "none",
+            Codec::Gzip => "gzip",
+            Codec::Snappy => "snappy",
+            Codec::Lz4 => "lz4",
+            Codec::Zstd => "zstd",
+        }
+    }
+}
+
+/// Decodes the records in `region` of buffer `buf` as elements of the open `Records` array.
+fn records(
+    t: &mut Tree,
+    buf: u16,
+    region: Span,
+    count: i32,
+    info: &BatchInfo,
+    ctx: &RecordsContext,
+    path: &str,
+) {
+    let end = region.start + region.len;
+    let mut w = W::new(t, buf, region.start, region.len);
+    if count < 0 {
+        w.diag(Diagnostic::error(
+            "negative-count",
+            path,
+            region.start as u64,
+            format!("records count {count}"),
+        ));
+    }
+    // A count larger than the bytes can hold needs no check of its own: the loop below stops
+    // at the end of the bytes and reports the shortfall.
+    let mut i = 0i32;
+    while i < count.max(0) {
+        if w.rd.at_end() {
+            w.diag(Diagnostic::error(
+                "record-count-mismatch",
+                path,
+                w.rd.pos as u64,
+                format!("{count} records declared, the batch holds {i}"),
+            ));
+            return;
+        }
+        if w.t.nodes.len() >= MAX_NODES_PER_TREE {
+            let f = Fail::new(
+                "node-limit",
+                w.rd.pos,
+                format!("more than {MAX_NODES_PER_TREE} nodes (limits::MAX_NODES_PER_TREE)"),
+            );
+            return w.fail_element(f, path, end);
+        }
+        record(
+            &mut w,
+            info,
+            ctx,
+            RecPath {
+                base: path,
+                index: i,
+            },
+            end,
+        );
+        i += 1;
+    }
+    if !w.rd.at_end() {
+        let f = Fail::new(
+            "record-count-mismatch",
+            w.rd.pos,
+            format!(
+                "{} bytes follow the {} declared records (Kafka: incorrect declared batch size)",
+                end - w.rd.pos,
+                count.max(0)
+            ),
+        );
+        w.fail_element(f, path, end);
+    }
+}
+
+/// A record's field path (`body….Records[3]`), formatted only when a diagnostic needs it, so
+/// that decoding a record allocates nothing for its path.
+#[derive(Clone, Copy)]
+struct RecPath<'a> {
+    base: &'a str,
+    index: i32,
+}
+
+impl std::fmt::Display for RecPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}[{}]", self.base, self.index)
+    }
+}
+
+/// One record; on a problem the record's remaining bytes become an error node and decoding goes
+/// on with the next record when the length prefix allows it.
+fn record(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: RecPath, region_end: u32) {
+    let at = w.rd.pos;
+    let len = match w.rd.varint(w.t.buf(w.buf), "record length") {
+        Ok(n) if n >= 0 && n as u32 <= w.rd.remaining() => n as u32,
+        Ok(n) => {
+            let code = if n < 0 {
+                "negative-length"
+            } else {
+                "truncated"
+            };
+            let f = Fail::new(
+                code,
+                at,
+                format!("record length {n}, {} bytes remain", w.rd.remaining()),
+            );
+            return w.fail_element(f, &path.to_string(), region_end);
+        }
+        Err(f) => return w.fail_element(f, &path.to_string(), region_end),
+    };
+    let rend = w.rd.pos + len;
+    let id = w.t.open("", Kind::Struct, w.buf, at);
+    w.t.node_mut(id).hdr = (w.rd.pos - at) as u16;
+    let saved_end = w.rd.end;
+    w.rd.end = rend;
+    match record_body(w, info, ctx, path) {
+        Ok(()) if w.rd.pos == rend => {}
+        Ok(()) => {
+            let f = Fail::new(
+                "record-length-mismatch",
+                w.rd.pos,
+                format!(
+                    "record declares {len} bytes, its fields end {} bytes early",
+                    rend - w.rd.pos
+                ),
+            );
+            w.fail(f, &path.to_string(), rend);
+        }
+        Err(f) => w.fail(f, &path.to_string(), rend),
+    }
+    w.t.close(id, rend);
+    w.rd.end = saved_end;
+    w.rd.pos = rend;
+}
+
+fn record_body(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: RecPath) -> R<()> {
+    w.int("Attributes", 1)?;
+    let ts_delta = w.varlong("TimestampDelta")?;
+    let ts = if info.log_append_time {
+        info.max_timestamp
+    } else {
+        info.base_timestamp.wrapping_add(ts_delta)
+    };
+    w.derived("Timestamp", Value::Int(ts));
+    let off_delta = w.varint("OffsetDelta")?;
+    w.derived(
+        "Offset",
+        Value::Int(info.base_offset.wrapping_add(off_delta as i64)),
+    );
+    if info.control {
+        let p = path.to_string();
+        let ty = control::key(w, &p)?;
+        control::value(w, ty, &p)?;
+    } else if let Some(kind) = ctx.interpretation() {
+        super::internal::key_value(w, kind, &path.to_string())?;
+    } else {
+        w.data("Key", true)?;
+        w.data("Value", true)?;
+    }
+    headers(w, path)
+}
+
+fn headers(w: &mut W, path: RecPath) -> R<()> {
+    let at = w.rd.pos;
+    let n = w.rd.varint(w.t.buf(w.buf), "Headers count")?;
+    if n < 0 {
+        return Err(Fail::new(
+            "negative-count",
+            at,
+            format!("headers count {n}"),
+        ));
+    }
+    // Each header takes at least two bytes (two one-byte length prefixes).
+    if n as u64 * 2 > w.rd.remaining() as u64 {
+        return Err(Fail::new(
+            "count-exceeds-remaining",
+            at,
+            format!(
+                "{n} headers declared, {} bytes remain in the record",
+                w.rd.remaining()
+            ),
+        ));
+    }
+    let arr = w.t.open("Headers", Kind::Array, w.buf, at);
+    w.t.node_mut(arr).hdr = (w.rd.pos - at) as u16;
+    for i in 0..n {
+        let el = w.t.open("", Kind::Struct, w.buf, w.rd.pos);
+        if let Err(f) = header(w, path, i) {
+            // The rest of the record is spoiled: the error node ends it, inside this header.
+            let end = w.rd.end;
+            w.fail(f, &format!("{path}.Headers[{i}]"), end);
+            w.t.close(el, end);
+            w.t.close(arr, end);
+            return Ok(());
+        }
+        w.t.close(el, w.rd.pos);
+    }
+    w.t.close(arr, w.rd.pos);
+    Ok(())
+}
+
+fn header(w: &mut W, path: RecPath, i: i32) -> R<()> {
+    let (at, hdr, s) = w.len_prefixed("Headers key", true)?;
+    let Some(s) = s else {
+        return Err(Fail::new(
+            "negative-length",
+            at,
+            format!("{path}.Headers[{i}].Key: a header key cannot be null"),
+        ));
+    };
+    if std::str::from_utf8(w.t.bytes(w.buf, s)).is_err() {
+        w.diag(Diagnostic::warning(
+            "invalid-utf8",
+            format!("{path}.Headers[{i}].Key"),
+            s.start as u64,
+            "header key is not valid UTF-8 (shown lossily)",
+        ));
+    }
+    let id = w.t.leaf("Key", Value::Str(s), w.buf, at, w.rd.pos - at);
+    w.t.node_mut(id).hdr = hdr;
+    w.data("Value", true)
+}

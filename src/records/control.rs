@@ -1,0 +1,128 @@
+//! Control records (batches with attribute bit 5): the key `Version, Type`; transaction markers'
+//! value `Version, CoordinatorEpoch`; the KRaft control values (leader change, snapshot header
+//! and footer, kraft version, voters).
+
+use super::read::{Fail, R};
+use super::W;
+use crate::wire::diag::Diagnostic;
+use crate::wire::tree::{Kind, Span, Value};
+
+/// Control record types (`ControlRecordType`), by key `Type`.
+pub const TYPES: [&str; 7] = [
+    "ABORT",
+    "COMMIT",
+    "LEADER_CHANGE",
+    "SNAPSHOT_HEADER",
+    "SNAPSHOT_FOOTER",
+    "KRAFT_VERSION",
+    "KRAFT_VOTERS",
+];
+
+/// Opens a struct named `name` over a length-prefixed key or value, with the cursor limited to
+/// its content; `None` when it is null (a `Null` member is pushed instead).
+fn open_prefixed(w: &mut W, name: &'static str) -> R<Option<(u32, Span, u32)>> {
+    let (at, hdr, span) = w.len_prefixed(name, true)?;
+    let Some(s) = span else {
+        let id = w.t.leaf(name, Value::Null, w.buf, at, hdr as u32);
+        w.t.node_mut(id).hdr = hdr;
+        return Ok(None);
+    };
+    let id = w.t.open(name, Kind::Struct, w.buf, at);
+    w.t.node_mut(id).hdr = hdr;
+    let saved_end = w.rd.end;
+    w.rd.pos = s.start;
+    w.rd.end = s.start + s.len;
+    Ok(Some((id, s, saved_end)))
+}
+
+/// Closes what [`open_prefixed`] opened; leftover bytes become `Unparsed`.
+fn close_prefixed(w: &mut W, id: u32, s: Span, saved_end: u32) {
+    let end = s.start + s.len;
+    if w.rd.pos < end {
+        let p = w.rd.pos;
+        w.t.leaf(
+            "Unparsed",
+            Value::Bytes(Span {
+                start: p,
+                len: end - p,
+            }),
+            w.buf,
+            p,
+            end - p,
+        );
+    }
+    w.t.close(id, end);
+    w.rd.pos = end;
+    w.rd.end = saved_end;
+}
+
+/// The control key; returns its type (or -1 when it could not be read).
+pub(crate) fn key(w: &mut W, path: &str) -> R<i16> {
+    let Some((id, s, saved)) = open_prefixed(w, "Key")? else {
+        let at = w.rd.pos as u64;
+        w.diag(Diagnostic::error(
+            "control-record-invalid",
+            format!("{path}.Key"),
+            at,
+            "a control record needs a key",
+        ));
+        return Ok(-1);
+    };
+    if s.len < 4 {
+        w.diag(Diagnostic::error(
+            "control-record-invalid",
+            format!("{path}.Key"),
+            s.start as u64,
+            format!(
+                "control key has {} bytes, expected at least 4 (version, type)",
+                s.len
+            ),
+        ));
+        close_prefixed(w, id, s, saved);
+        return Ok(-1);
+    }
+    w.int("Version", 2)?;
+    let ty = w.int("Type", 2)? as i16;
+    match TYPES.get(ty as usize).filter(|_| ty >= 0) {
+        Some(name) => w.derived("TypeName", Value::Label(name)),
+        None => {
+            w.derived("TypeName", Value::Label("UNKNOWN"));
+            w.diag(Diagnostic::warning(
+                "unknown-control-type",
+                format!("{path}.Key.Type"),
+                (s.start + 2) as u64,
+                format!(
+                "control record type {ty} is not one Kafka defines (0-6); ignored as Kafka does"
+            ),
+            ));
+        }
+    }
+    close_prefixed(w, id, s, saved);
+    Ok(ty)
+}
+
+/// The control value for a key of type `ty`.
+pub(crate) fn value(w: &mut W, ty: i16, path: &str) -> R<()> {
+    match ty {
+        0 | 1 => {
+            let Some((id, s, saved)) = open_prefixed(w, "Value")? else {
+                return Ok(());
+            };
+            let r = w
+                .int("Version", 2)
+                .and_then(|_| w.int("CoordinatorEpoch", 4));
+            if let Err(f) = r {
+                let f = Fail::new(
+                    "control-record-invalid",
+                    f.offset,
+                    format!("transaction marker value: {}", f.message),
+                );
+                w.fail(f, &format!("{path}.Value"), s.start + s.len);
+            }
+            close_prefixed(w, id, s, saved);
+            Ok(())
+        }
+        2..=6 => super::internal::kraft_control_value(w, ty, path),
+        _ => w.data("Value", true),
+    }
+}
