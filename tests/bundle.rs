@@ -5,7 +5,8 @@
 mod common;
 
 use kinspect::pdu::Direction;
-use kinspect::protocol::{builtin, CoordinatorGroup};
+use kinspect::protocol::registry::BUILTIN_BUNDLE;
+use kinspect::protocol::{builtin, CoordinatorGroup, Protocol};
 use kinspect::schema::{bundle, load_spec};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -266,6 +267,15 @@ fn release_resolution_follows_the_versions() {
         Some(("4.3.1", "ListConfigResourcesResponse"))
     );
     assert_eq!(p.api_name(56), Some("AlterPartition"));
+    assert_eq!(p.api_key("AlterPartitionRequest"), Some(56));
+    assert_eq!(
+        p.api_key("listclientmetricsresources"),
+        Some(74),
+        "3.9.0's name still finds the key"
+    );
+    assert_eq!(p.api_key("produce"), Some(0));
+    assert_eq!(p.api_key("Nope"), None);
+    assert_eq!(p.api_names().len(), 94, "93 keys, API 74 under two names");
     // Vote v1: 4.3.1's spec, whose field names are Replica*, not 3.9.0's Candidate*.
     let vote = p.message(52, 1, Direction::Request).unwrap();
     assert_eq!(vote.release, "4.3.1");
@@ -369,14 +379,50 @@ fn headers_names_metadata_and_coordinator_records() {
 }
 
 #[test]
+fn heads_agree_with_their_specs() {
+    let lazy = bundle::parse_lazy(BUILTIN_BUNDLE).unwrap();
+    assert_eq!(lazy.heads.len(), lazy.lines.len());
+    for (head, line) in lazy.heads.iter().zip(&lazy.lines) {
+        let spec = bundle::parse_spec(line).unwrap();
+        assert_eq!(&bundle::SpecHead::of(&spec), head, "{}", head.path);
+    }
+}
+
+#[test]
+fn damaged_bundles_are_refused_not_panicked_on() {
+    let text = BUILTIN_BUNDLE;
+    let cut = text.len() / 2;
+    let mut cases = vec![
+        String::new(),
+        "{}".to_string(),
+        text[..cut].to_string(),
+        text.replacen("\"kinspect_bundle\":1", "\"kinspect_bundle\":2", 1),
+        text.replacen("\"specs\":[0,", "\"specs\":[99999,", 1),
+        // One spec line fewer than heads.
+        text.replacen(",\n{", ",", 1),
+    ];
+    if let Some(i) = text.find("\"validVersions\":\"") {
+        cases.push(format!(
+            "{}\"validVersions\":\"x{}",
+            &text[..i],
+            &text[i + 17..]
+        ));
+    }
+    for (i, c) in cases.iter().enumerate() {
+        assert!(bundle::parse(c).is_err(), "case {i} should be refused");
+    }
+}
+
+#[test]
 fn builtin_loads_fast() {
     let t = std::time::Instant::now();
-    let b = bundle::parse(kinspect::protocol::registry::BUILTIN_BUNDLE).unwrap();
-    let took = t.elapsed();
-    eprintln!(
-        "parsed the built-in bundle ({} specs) in {took:?}",
-        b.specs.len()
-    );
-    // Generous for an unoptimized test build on a loaded machine; a release build is ~10x faster.
-    assert!(took.as_millis() < 2000, "{took:?}");
+    let p = Protocol::from_bundle_text(BUILTIN_BUNDLE).unwrap();
+    let lazy = t.elapsed();
+    let t = std::time::Instant::now();
+    let n = p.specs().count();
+    let all = t.elapsed();
+    eprintln!("built-in protocol: heads in {lazy:?}, all {n} specs parsed in a further {all:?}");
+    // Generous bounds for an unoptimized test build on a loaded machine.
+    assert!(lazy.as_millis() < 200, "{lazy:?}");
+    assert!(all.as_millis() < 3000, "{all:?}");
 }

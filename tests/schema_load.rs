@@ -106,6 +106,19 @@ fn tagged_versions_default_versions_and_null_default_is_absent() {
 }
 
 #[test]
+fn blank_flexible_versions_is_given_and_none() {
+    let (spec, d) = load_spec(
+        "e.json",
+        r#"{"type": "data", "name": "T", "validVersions": "0", "flexibleVersions": " "}"#,
+    );
+    assert!(d.is_empty(), "{d:?}");
+    let spec = spec.unwrap();
+    // Kafka refuses only a missing or null flexibleVersions; a blank one parses as none.
+    assert!(spec.has_prop("flexibleVersions"));
+    assert!(spec.flexible_versions.is_empty());
+}
+
+#[test]
 fn jackson_coercions_are_accepted_with_a_warning() {
     let (spec, d) = load_spec(
         "c.json",
@@ -166,9 +179,11 @@ fn broken_specs_report_code_place_and_suggestion() {
         ("bool not a bool", format!("{HEAD}\"fields\": [{{\"name\": \"A\", \"type\": \"int8\", \"versions\": \"0+\", \"ignorable\": \"yes\"}}]}}"), "wrong-json-type", 2, 73, None),
         ("name is an object", "{\"type\": \"data\", \"name\": {}, \"validVersions\": \"0\"}".into(), "wrong-json-type", 1, 26, None),
         ("root is an array", "// x\n[]".into(), "not-an-object", 2, 1, None),
-        ("non-breaking space", "{\"type\":\u{a0}\"data\"}".into(), "json-syntax", 1, 9, None),
-        ("hash comment", "{\n# c\n}".into(), "json-syntax", 2, 1, None),
-        ("trailing content", "{}\n}".into(), "json-syntax", 2, 1, None),
+        ("non-breaking space", "{\"type\":\u{a0}\"data\", \"name\": \"T\", \"validVersions\": \"0\"}".into(), "non-json-whitespace", 1, 9, None),
+        ("hash comment", "{\"type\": \"data\", \"name\": \"T\",\n# c\n\"validVersions\": \"0\"}".into(), "hash-comment", 2, 1, None),
+        ("trailing content", "{\"type\": \"data\", \"name\": \"T\", \"validVersions\": \"0\"}\n}".into(), "trailing-content", 2, 1, None),
+        ("missing comma", "{\"type\": \"data\" \"name\": \"T\"}".into(), "json-syntax", 1, 17, None),
+        ("unterminated string", "{\"type\": \"data\", \"name\": \"T}".into(), "json-syntax", 1, 26, None),
     ];
     for (what, text, code, line, col, sugg) in rows {
         let (_, diags) = load_spec("x.json", text);
@@ -194,13 +209,14 @@ fn misspelled_required_property_is_both_unknown_and_missing() {
         "{\"type\": \"data\", \"name\": \"T\", \"validversion\": \"0\"}",
     );
     assert_eq!(d.len(), 2, "{d:?}");
+    // Sorted by position: the missing property is reported at the object's start.
     assert_eq!(
-        (d[0].code, d[0].pos.col, d[0].suggestion.as_deref()),
-        ("unknown-property", 31, Some("validVersions"))
+        (d[0].code, d[0].path.as_str(), d[0].pos.col),
+        ("missing-property", "validVersions", 1)
     );
     assert_eq!(
-        (d[1].code, d[1].path.as_str()),
-        ("missing-property", "validVersions")
+        (d[1].code, d[1].pos.col, d[1].suggestion.as_deref()),
+        ("unknown-property", 31, Some("validVersions"))
     );
 }
 
@@ -220,17 +236,29 @@ fn all_problems_reported_at_once() {
         codes,
         [
             "unknown-property",
+            "invalid-type",
             "invalid-versions",
             "unknown-property",
-            "invalid-type"
         ],
         "{d:?}"
     );
-    assert_eq!(d[2].path, "C.D");
-    assert_eq!(d[2].suggestion.as_deref(), Some("nullableVersions"));
-    assert_eq!(d[3].suggestion.as_deref(), Some("string"));
+    assert_eq!(d[3].path, "C.D");
+    assert_eq!(d[3].suggestion.as_deref(), Some("nullableVersions"));
+    assert_eq!(d[1].suggestion.as_deref(), Some("string"));
     // The model is still built so the validator can keep looking.
     assert_eq!(spec.unwrap().fields.len(), 3);
+}
+
+#[test]
+fn problems_before_a_syntax_error_are_still_reported() {
+    // A wiki draft elides part of the file with "...": the type error above it still counts.
+    let text = "{\"type\": \"request\", \"name\": \"VoteRequest\", \"fields\": [\n  {\"name\": \"PreVote\", \"type\": \"boolean\", \"versions\": \"1+\"}\n...\n}";
+    let (spec, d) = load_spec("draft.json", text);
+    assert!(spec.is_none(), "no model from half a file");
+    let got: Vec<(&str, u32)> = d.iter().map(|d| (d.code, d.pos.line)).collect();
+    // Nothing is called missing (validVersions may come after the cut).
+    assert_eq!(got, [("invalid-type", 2), ("json-syntax", 3)], "{d:?}");
+    assert_eq!(d[0].suggestion.as_deref(), Some("bool"));
 }
 
 #[test]
@@ -252,4 +280,87 @@ fn hostile_inputs_fail_cleanly() {
     );
     let (_, d) = load_spec("deep.json", &deep);
     assert!(d.iter().any(|d| d.code == "json-syntax"), "{d:?}");
+}
+
+#[test]
+fn load_dir_walks_folders_and_names_unreadable_files() {
+    let dir = std::env::temp_dir().join(format!("kinspect-load-dir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("a/b")).unwrap();
+    let ok = r#"{"type": "data", "name": "T", "validVersions": "0"}"#;
+    std::fs::write(dir.join("a/b/T.json"), ok).unwrap();
+    std::fs::write(dir.join("README.md"), "not a spec").unwrap();
+    // Latin-1 bytes: the second line holds an invalid UTF-8 byte after 3 good characters.
+    std::fs::write(dir.join("bad.json"), b"{\n  \"\xe9\": 1}").unwrap();
+    let (specs, diags) = load_dir(&dir);
+    assert_eq!(specs.len(), 1);
+    assert_eq!(&*specs[0].path, "a/b/T.json");
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0].code, "io-error");
+    assert!(diags[0].file.ends_with("bad.json"));
+    assert_eq!((diags[0].pos.line, diags[0].pos.col), (2, 4));
+    let (specs, diags) = load_dir(&dir.join("missing"));
+    assert!(specs.is_empty() && diags.len() == 1 && diags[0].code == "io-error");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Deterministic xorshift, so a failure reproduces.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+#[test]
+fn mutated_specs_never_panic_and_positions_stay_in_the_file() {
+    let base = r#"// c
+{ "apiKey": 1, "type": "request", "name": "FetchRequest", "validVersions": "0-3", "flexibleVersions": "2+",
+  /* block */ "listeners": ["broker"], "latestVersionUnstable": false,
+  "fields": [
+    { "name": "A", "type": "[]Topic", "versions": "0+", "nullableVersions": "1+", "fields": [
+      { "name": "B", "type": "string", "versions": "0+", "entityType": "topicName", "default": "x" },
+      { "name": "C", "type": "int32", "taggedVersions": "2+", "tag": 0, "ignorable": true } ]},
+    { "name": "D", "type": "Common", "versions": "1+" } ],
+  "commonStructs": [ { "name": "Common", "versions": "0+", "fields": [
+      { "name": "E", "type": "uuid", "versions": "0+", "mapKey": true } ] } ] }"#;
+    let pieces = [
+        "\u{a0}", "#", "}", "]", "{", "[", "\"", ",", ":", "//", "/*", "\\", "-", "0", "[]",
+        "null", "\u{0}", "é",
+    ];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let lines = base.lines().count() as u32;
+    for round in 0..3000 {
+        let mut chars: Vec<char> = base.chars().collect();
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(chars.len());
+            match rng.below(3) {
+                0 => {
+                    chars.remove(at);
+                }
+                1 => {
+                    let p = pieces[rng.below(pieces.len())];
+                    for (k, c) in p.chars().enumerate() {
+                        chars.insert(at + k, c);
+                    }
+                }
+                _ => chars.truncate(at),
+            }
+        }
+        let text: String = chars.into_iter().collect();
+        let (_, diags) = load_spec("m.json", &text);
+        for d in &diags {
+            assert!(
+                d.pos.line >= 1 && d.pos.line <= lines + 4,
+                "round {round}: {d}\n{text}"
+            );
+            assert!(!d.message.is_empty());
+        }
+    }
 }

@@ -21,13 +21,17 @@
 //! - `reassembly-overflow` (warning): out-of-order data past `MAX_REASSEMBLY_BUFFER` was dropped.
 //! - `connections-evicted` (warning): the connection table was full; idle connections flushed.
 //! - `outstanding-overflow` (warning): too many unanswered requests; the oldest were forgotten.
-//! - `unmatched-response` (info): a response whose request was not captured.
 
 mod conv;
+pub mod decoded;
 mod framing;
 mod link;
+#[cfg(feature = "live")]
+pub mod live;
 mod pcap;
 mod sasl;
+pub mod session;
+pub mod stats;
 mod tcp;
 #[doc(hidden)]
 pub mod testgen;
@@ -161,29 +165,14 @@ pub fn read_capture<R: std::io::Read>(
     sink: &mut dyn FnMut(Event<'_>),
 ) -> Result<CaptureSummary, CaptureError> {
     let mut summary = CaptureSummary::default();
-    let mut tracker = tcp::Tracker::new(opts);
+    let mut pipeline = Pipeline::new(opts);
     let mut out = Counter {
         sink,
         summary: &mut summary,
         index: 0,
     };
-    let mut link_state = link::LinkState::default();
-    let read = pcap::read_packets(reader, &mut |item| match item {
-        pcap::Item::Packet(p) => {
-            out.summary.packets += 1;
-            match link::parse(p.linktype, p.data, &mut link_state) {
-                link::Parsed::Tcp(seg) => tracker.on_segment(&seg, &p, &mut out),
-                link::Parsed::Other => {}
-                link::Parsed::Note(diag) => out.note(
-                    Origin {
-                        frame: Some(p.frame),
-                        ts_ns: Some(p.ts_ns),
-                        ..Origin::default()
-                    },
-                    diag,
-                ),
-            }
-        }
+    let file_bytes = pcap::read_packets(reader, &mut |item| match item {
+        pcap::Item::Packet(p) => pipeline.packet(&p, &mut out),
         pcap::Item::Note(frame, diag) => out.note(
             Origin {
                 frame,
@@ -191,17 +180,49 @@ pub fn read_capture<R: std::io::Read>(
             },
             diag,
         ),
-    });
-    let file_bytes = match read {
-        Ok(n) => n,
-        Err(e) => return Err(e),
-    };
-    tracker.finish(&mut out);
-    let (conns, kafka) = tracker.counts();
-    summary.connections = conns;
-    summary.kafka_connections = kafka;
+    })?;
+    pipeline.finish(&mut out);
     summary.file_bytes = file_bytes;
     Ok(summary)
+}
+
+/// Packets in, events out: link layers, reassembly, framing. Shared by files and live capture.
+pub(crate) struct Pipeline<'o> {
+    tracker: tcp::Tracker<'o>,
+    link: link::LinkState,
+}
+
+impl<'o> Pipeline<'o> {
+    pub(crate) fn new(opts: &'o CaptureOptions) -> Self {
+        Pipeline {
+            tracker: tcp::Tracker::new(opts),
+            link: link::LinkState::default(),
+        }
+    }
+
+    pub(crate) fn packet(&mut self, p: &pcap::Packet<'_>, out: &mut Counter<'_>) {
+        out.summary.packets += 1;
+        match link::parse(p.linktype, p.data, &mut self.link) {
+            link::Parsed::Tcp(seg) => self.tracker.on_segment(&seg, p, out),
+            link::Parsed::Other => {}
+            link::Parsed::Note(diag) => out.note(
+                Origin {
+                    frame: Some(p.frame),
+                    ts_ns: Some(p.ts_ns),
+                    ..Origin::default()
+                },
+                diag,
+            ),
+        }
+    }
+
+    /// Flushes every open connection and fills in the connection counts.
+    pub(crate) fn finish(&mut self, out: &mut Counter<'_>) {
+        self.tracker.finish(out);
+        let (conns, kafka) = self.tracker.counts();
+        out.summary.connections = conns;
+        out.summary.kafka_connections = kafka;
+    }
 }
 
 /// Numbers the events and keeps the summary's counts, between the reassembly and the sink.

@@ -559,4 +559,7 @@ fn finish_conn(c: &mut Connection, opts: &CaptureOptions, out: &mut Counter<'_>)
         f.held.clear();
         f.held_bytes = 0;
     }
+    // A closed connection stays in the table (so late packets do not start a new stream) but
+    // keeps nothing that grows.
+    c.conv = Conversation::default();
 }

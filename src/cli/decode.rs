@@ -1,11 +1,504 @@
-//! (subcommand under construction: owned by one helper, replaced wholesale)
+//! `kinspect decode [FILE...]`: read captures, hex dumps, raw frames (files or stdin), decode
+//! every Kafka frame and print it as JSON, JSON Lines, a tree or a one-line summary.
+//!
+//! Exit codes: 0 when everything shown decoded cleanly; 1 when something shown carries an
+//! error diagnostic (filters narrow what counts, like grep); 2 when an input could not be read
+//! or the command line is wrong.
 
-use super::{Global, EXIT_FAILURE};
+use super::{Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
+use crate::capture::{read_capture, CaptureOptions, Event};
+use crate::input::hex::HexReader;
+use crate::input::packets::{link_type, PcapFromHex};
+use crate::input::raw::RawReader;
+use crate::input::{detect, split_prefixed, InputKind, DETECT_BYTES};
+use crate::output::{use_color, Format, Options, Printer};
+use crate::pdu::{Direction, Hints, Origin, Pdu};
+use crate::protocol::Protocol;
+use crate::wire::decode::Decoder;
+use crate::wire::diag::{Diagnostic, Severity};
+use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Inputs: pcap/pcapng captures, hex dumps, raw frames; `-` or nothing for stdin.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Force the kind of input instead of detecting it.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub input: Option<InputKind>,
+    /// Output format (default: tree on a terminal, jsonl otherwise).
+    #[arg(long, short = 'f', value_enum, value_name = "FORMAT")]
+    pub format: Option<Format>,
+    /// JSON: give every field its byte offset and length.
+    #[arg(long)]
+    pub annotate: bool,
+    /// For a frame on its own: the API (name or key); for a response, its request's API.
+    #[arg(long, value_name = "NAME|KEY")]
+    pub api: Option<String>,
+    /// For a frame on its own: the API version (for a response, its request's version).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub api_version: Option<i16>,
+    /// The frame is a response (needs --api and --api-version).
+    #[arg(long, conflicts_with = "request")]
+    pub response: bool,
+    /// The frame is a request.
+    #[arg(long)]
+    pub request: bool,
+    /// Hex and raw inputs hold one frame without its 4-byte size prefix.
+    #[arg(long)]
+    pub no_size_prefix: bool,
+    /// Show only these APIs (names or keys; repeat or separate with commas).
+    #[arg(long, value_name = "NAME|KEY", value_delimiter = ',')]
+    pub api_filter: Vec<String>,
+    /// Show only PDUs (and capture notes) with error diagnostics.
+    #[arg(long)]
+    pub errors_only: bool,
+    /// Extra TCP ports to treat as Kafka brokers in captures.
+    #[arg(long, value_name = "P", value_delimiter = ',')]
+    pub port: Vec<u16>,
+    /// Show SASL PLAIN passwords instead of masking them.
+    #[arg(long)]
+    pub show_secrets: bool,
+}
 
-pub fn run(_args: &Args, _g: &Global) -> u8 {
-    eprintln!("kinspect: not built yet");
-    EXIT_FAILURE
+/// Resolves an API given by name (any case) or key.
+fn api_key(proto: &Protocol, s: &str) -> Result<i16, String> {
+    if let Ok(k) = s.trim().parse::<i16>() {
+        return Ok(k);
+    }
+    let keys = proto.api_keys();
+    if let Some(k) = keys.iter().copied().find(|&k| {
+        proto
+            .api_name(k)
+            .is_some_and(|n| n.eq_ignore_ascii_case(s.trim()))
+    }) {
+        return Ok(k);
+    }
+    let names: Vec<&str> = keys.iter().filter_map(|&k| proto.api_name(k)).collect();
+    let close = names.iter().find(|n| {
+        n.to_ascii_lowercase()
+            .contains(&s.trim().to_ascii_lowercase())
+    });
+    Err(match close {
+        Some(c) => format!("unknown API {s:?} (did you mean {c}?)"),
+        None => format!("unknown API {s:?}: give a name such as Produce or Metadata, or a key (see `kinspect apis`)"),
+    })
+}
+
+pub fn run(args: &Args, g: &Global) -> u8 {
+    let proto = match crate::protocol::for_global(g) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("kinspect decode: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    let mut hints = Hints::default();
+    if let Some(a) = &args.api {
+        match api_key(proto, a) {
+            Ok(k) => hints.api_key = Some(k),
+            Err(e) => {
+                eprintln!("kinspect decode: --api: {e}");
+                return EXIT_FAILURE;
+            }
+        }
+    }
+    hints.api_version = args.api_version;
+    if hints.api_version.is_some() != hints.api_key.is_some() {
+        eprintln!("kinspect decode: --api and --api-version go together (a response needs both to be decoded)");
+        return EXIT_FAILURE;
+    }
+    if args.response {
+        // Without --api/--api-version the decoder still shows the correlation id, and says
+        // what is missing (`missing-hints`).
+        hints.direction = Some(Direction::Response);
+    } else if args.request {
+        hints.direction = Some(Direction::Request);
+    }
+    if args.no_size_prefix {
+        hints.has_size_prefix = Some(false);
+    }
+    let mut filter = Vec::new();
+    for f in &args.api_filter {
+        match api_key(proto, f) {
+            Ok(k) => filter.push(k),
+            Err(e) => {
+                eprintln!("kinspect decode: --api-filter: {e}");
+                return EXIT_FAILURE;
+            }
+        }
+    }
+    let stdout = io::stdout();
+    let tty = stdout.is_terminal();
+    let format = args
+        .format
+        .unwrap_or(if tty { Format::Tree } else { Format::Jsonl });
+    let opts = Options {
+        format,
+        annotate: args.annotate,
+        color: use_color(g.color, tty),
+        show_secrets: args.show_secrets,
+    };
+    let printer = Printer::new(io::BufWriter::with_capacity(1 << 16, stdout.lock()), opts);
+    let _ = PROTO.set(proto);
+    let mut run = Run {
+        decoder: Decoder::new(proto),
+        pdu: Pdu::default(),
+        hints,
+        no_prefix: args.no_size_prefix,
+        filter,
+        errors_only: args.errors_only,
+        printer,
+        input_name: None,
+        errors: false,
+        failed: false,
+        out_closed: false,
+        no_clock: false,
+    };
+    let files: Vec<PathBuf> = if args.files.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        args.files.clone()
+    };
+    let mut capture_opts = CaptureOptions::default();
+    capture_opts.ports = args.port.clone();
+    capture_opts.show_secrets = args.show_secrets;
+    for f in &files {
+        if run.out_closed {
+            break;
+        }
+        let name = f.to_string_lossy().to_string();
+        run.input_name = (files.len() > 1).then(|| name.clone());
+        let reader: Box<dyn Read> = if name == "-" {
+            Box::new(io::stdin().lock())
+        } else {
+            match std::fs::File::open(f) {
+                Ok(h) => {
+                    let size = h.metadata().map(|m| m.len()).unwrap_or(0);
+                    if io::stderr().is_terminal() && size >= PROGRESS_MIN_BYTES {
+                        Box::new(Progress::new(h, size))
+                    } else {
+                        Box::new(h)
+                    }
+                }
+                Err(e) => {
+                    eprintln!("kinspect decode: {name}: {e}");
+                    run.failed = true;
+                    continue;
+                }
+            }
+        };
+        if let Err(msg) = run.input(reader, &name, args.input, &capture_opts) {
+            eprintln!("kinspect decode: {name}: {msg}");
+            run.failed = true;
+        }
+    }
+    let Run {
+        printer,
+        errors,
+        failed,
+        out_closed,
+        ..
+    } = run;
+    if let Err(e) = printer.finish() {
+        if e.kind() != io::ErrorKind::BrokenPipe && !out_closed {
+            eprintln!("kinspect decode: writing the output: {e}");
+            return EXIT_FAILURE;
+        }
+    }
+    if failed {
+        EXIT_FAILURE
+    } else if errors {
+        EXIT_DIAGNOSTICS
+    } else {
+        EXIT_OK
+    }
+}
+
+struct Run<W: Write> {
+    decoder: Decoder,
+    pdu: Pdu,
+    hints: Hints,
+    no_prefix: bool,
+    filter: Vec<i16>,
+    errors_only: bool,
+    printer: Printer<W>,
+    input_name: Option<String>,
+    /// Something shown carried an error diagnostic.
+    errors: bool,
+    /// An input could not be read.
+    failed: bool,
+    /// The output went away (a closed pipe): stop quietly.
+    out_closed: bool,
+    /// The packets came from a hex dump: their capture timestamps are made up (zero).
+    no_clock: bool,
+}
+
+impl<W: Write> Run<W> {
+    /// Reads one input to the end. `Err` says why it could not be read (with its place).
+    fn input(
+        &mut self,
+        mut reader: Box<dyn Read>,
+        name: &str,
+        forced: Option<InputKind>,
+        copts: &CaptureOptions,
+    ) -> Result<(), String> {
+        let mut head = Vec::with_capacity(DETECT_BYTES);
+        (&mut reader)
+            .take(DETECT_BYTES as u64)
+            .read_to_end(&mut head)
+            .map_err(|e| e.to_string())?;
+        let kind = forced.unwrap_or_else(|| detect(Some(name), &head));
+        let reader = io::Cursor::new(head).chain(reader);
+        match kind {
+            InputKind::Pcap => self.capture(reader, copts),
+            InputKind::Hex => self.hex(BufReader::with_capacity(1 << 16, reader), copts),
+            InputKind::Raw => self.raw(BufReader::with_capacity(1 << 16, reader)),
+            InputKind::Log => Err(
+                "Kafka log segments and checkpoint files are not decoded by this build yet".into(),
+            ),
+        }
+    }
+
+    fn capture<R: Read>(&mut self, reader: R, copts: &CaptureOptions) -> Result<(), String> {
+        let mut copts = copts.clone();
+        copts.is_known_request = Some(known_request);
+        let res = read_capture(reader, &copts, &mut |ev| match ev {
+            Event::Frame {
+                origin,
+                hints,
+                data,
+            } => {
+                let user = self.hints;
+                let h = Hints {
+                    direction: hints.direction.or(user.direction),
+                    api_key: hints.api_key.or(user.api_key),
+                    api_version: hints.api_version.or(user.api_version),
+                    ..hints
+                };
+                self.frame(origin, h, data);
+            }
+            Event::Note { origin, diag } => self.note(&origin, &diag),
+        });
+        res.map(|_| ()).map_err(|e| e.to_string())
+    }
+
+    fn hex<R: BufRead>(&mut self, reader: R, copts: &CaptureOptions) -> Result<(), String> {
+        let mut hex = HexReader::new(reader);
+        let mut index = 0u64;
+        let mut first = true;
+        while let Some(block) = hex.next_block().map_err(|e| e.to_string())? {
+            if first {
+                first = false;
+                if let Some(link) = link_type(&block.data) {
+                    // Whole packets (tshark -x): let the capture reader reassemble them.
+                    let pcap = PcapFromHex::new(hex, &block.data, link);
+                    self.no_clock = true;
+                    let r = self.capture(pcap, copts);
+                    self.no_clock = false;
+                    return r;
+                }
+            }
+            let pieces = if self.no_prefix {
+                None
+            } else {
+                split_prefixed(&block.data).filter(|p| p.len() > 1)
+            };
+            match pieces {
+                Some(ranges) => {
+                    for r in ranges {
+                        let h = Hints {
+                            has_size_prefix: Some(true),
+                            ..self.hints
+                        };
+                        let origin = Origin {
+                            index,
+                            ..Origin::default()
+                        };
+                        self.frame(origin, h, &block.data[r]);
+                        index += 1;
+                    }
+                }
+                None => {
+                    let origin = Origin {
+                        index,
+                        ..Origin::default()
+                    };
+                    self.frame(origin, self.hints, &block.data);
+                    index += 1;
+                }
+            }
+            if self.out_closed {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn raw<R: Read>(&mut self, reader: R) -> Result<(), String> {
+        let mut raw = RawReader::new(reader, self.no_prefix);
+        let mut index = 0u64;
+        while let Some(f) = raw.next_frame().map_err(|e| e.to_string())? {
+            let origin = Origin {
+                index,
+                stream_offset: Some(f.offset),
+                ..Origin::default()
+            };
+            let h = Hints {
+                has_size_prefix: f.has_size_prefix.or(self.hints.has_size_prefix),
+                ..self.hints
+            };
+            self.frame(origin, h, &f.data);
+            index += 1;
+            if self.out_closed {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn frame(&mut self, origin: Origin, mut hints: Hints, data: &[u8]) {
+        if self.out_closed {
+            return;
+        }
+        if hints.has_size_prefix.is_none() {
+            hints.has_size_prefix = guess_size_prefix(PROTO.get().copied(), data, &hints);
+        }
+        self.decoder.decode_frame(data, &hints, &mut self.pdu);
+        self.pdu.origin = origin;
+        self.pdu.request_frame = hints.request_frame;
+        self.pdu.latency_ns = hints.latency_ns;
+        if self.no_clock {
+            self.pdu.origin.ts_ns = None;
+            self.pdu.latency_ns = None;
+        }
+        self.printer.clock(self.pdu.origin.ts_ns);
+        if !self.filter.is_empty() && !self.pdu.api_key.is_some_and(|k| self.filter.contains(&k)) {
+            return;
+        }
+        let has_errors = self.pdu.tree.has_errors();
+        if self.errors_only && !has_errors {
+            return;
+        }
+        self.errors |= has_errors;
+        let r = self.printer.pdu(&self.pdu, self.input_name.as_deref());
+        self.wrote(r);
+    }
+
+    fn note(&mut self, origin: &Origin, d: &Diagnostic) {
+        let mut origin = origin.clone();
+        if self.no_clock {
+            origin.ts_ns = None;
+        }
+        self.printer.clock(origin.ts_ns);
+        if self.out_closed || !self.filter.is_empty() {
+            return;
+        }
+        let origin = &origin;
+        let is_error = d.severity == Severity::Error;
+        if self.errors_only && !is_error {
+            return;
+        }
+        self.errors |= is_error;
+        let r = self.printer.note(origin, d, self.input_name.as_deref());
+        self.wrote(r);
+    }
+
+    fn wrote(&mut self, r: io::Result<()>) {
+        if let Err(e) = r {
+            if e.kind() != io::ErrorKind::BrokenPipe {
+                eprintln!("kinspect decode: writing the output: {e}");
+                self.failed = true;
+            }
+            self.out_closed = true;
+        }
+    }
+}
+
+/// Whether a frame on its own (hex, raw) starts with its size prefix, when its bytes say so
+/// although the prefix disagrees with the length (a frame cut short, or a damaged prefix):
+/// the first four bytes are a sane size and, read as a request header instead, would name no
+/// known API version. `None` leaves it to the decoder (prefix iff it matches the length).
+fn guess_size_prefix(proto: Option<&'static Protocol>, data: &[u8], hints: &Hints) -> Option<bool> {
+    let head = data.get(..4)?;
+    let size = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+    if size as i64 == data.len() as i64 - 4 {
+        return Some(true);
+    }
+    if hints.direction == Some(Direction::Response)
+        || !(0..=crate::limits::MAX_FRAME_SIZE as i32).contains(&size)
+    {
+        return None;
+    }
+    let proto = proto.unwrap_or_else(crate::protocol::builtin);
+    let key = i16::from_be_bytes([head[0], head[1]]);
+    let version = i16::from_be_bytes([head[2], head[3]]);
+    proto
+        .message(key, version, Direction::Request)
+        .is_none()
+        .then_some(true)
+}
+
+/// The protocol of this run, for [`known_request`] (a plain `fn` pointer cannot capture it).
+static PROTO: std::sync::OnceLock<&'static Protocol> = std::sync::OnceLock::new();
+
+/// Registry hook for the capture reader's content detection and resync.
+fn known_request(key: i16, version: i16) -> bool {
+    let proto = PROTO
+        .get()
+        .copied()
+        .unwrap_or_else(crate::protocol::builtin);
+    proto.message(key, version, Direction::Request).is_some()
+}
+
+/// Inputs at least this big show progress on stderr (when it is a terminal).
+const PROGRESS_MIN_BYTES: u64 = 32 << 20;
+
+/// A reader that reports how far it has read, on stderr, at most a few times a second, and
+/// clears the line when dropped.
+struct Progress<R> {
+    r: R,
+    size: u64,
+    done: u64,
+    last: std::time::Instant,
+    shown: bool,
+}
+
+impl<R> Progress<R> {
+    fn new(r: R, size: u64) -> Progress<R> {
+        Progress {
+            r,
+            size,
+            done: 0,
+            last: std::time::Instant::now(),
+            shown: false,
+        }
+    }
+}
+
+impl<R: Read> Read for Progress<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.r.read(buf)?;
+        self.done += n as u64;
+        if self.last.elapsed() >= std::time::Duration::from_millis(300) {
+            self.last = std::time::Instant::now();
+            self.shown = true;
+            let pct = self.done.saturating_mul(100) / self.size.max(1);
+            eprint!(
+                "\r{:>6} MB of {} MB ({pct}%)",
+                self.done >> 20,
+                self.size >> 20
+            );
+        }
+        Ok(n)
+    }
+}
+
+impl<R> Drop for Progress<R> {
+    fn drop(&mut self) {
+        if self.shown {
+            eprint!("\r\x1b[2K");
+        }
+    }
 }

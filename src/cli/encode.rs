@@ -1,11 +1,159 @@
-//! (subcommand under construction: owned by one helper, replaced wholesale)
+//! `kinspect encode [FILE|-]`: decoded JSON (a JSON array or JSON Lines of PDU objects, as
+//! `kinspect decode --format json|jsonl` prints them, without `--annotate`) back to the exact
+//! frame bytes, as hex (one frame per line, Wireshark's hex-stream style) or raw binary.
+//!
+//! Capture notes (objects with a `"note"` member) carry no frame and are skipped. A PDU that
+//! cannot be encoded is reported with its index and JSON path, and the others are still
+//! written; the exit code is then 1.
 
-use super::{Global, EXIT_FAILURE};
+use super::{Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
+use serde_json::Value;
+use std::io::{self, BufReader, Read, Write};
+use std::path::PathBuf;
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputKind {
+    /// One line of hex digits per frame.
+    Hex,
+    /// The frames' bytes, one after another.
+    Raw,
+}
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// JSON input (array or JSON Lines); `-` or nothing for stdin.
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// How to write the bytes (default: hex on a terminal, raw otherwise).
+    #[arg(long, short = 'o', value_enum, value_name = "KIND")]
+    pub output: Option<OutputKind>,
+}
 
-pub fn run(_args: &Args, _g: &Global) -> u8 {
-    eprintln!("kinspect: not built yet");
-    EXIT_FAILURE
+pub fn run(args: &Args, g: &Global) -> u8 {
+    let proto = match crate::protocol::for_global(g) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("kinspect encode: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    let name = args
+        .file
+        .as_ref()
+        .map(|p| p.to_string_lossy().to_string())
+        .unwrap_or_else(|| "-".into());
+    let reader: Box<dyn Read> = if name == "-" {
+        Box::new(io::stdin().lock())
+    } else {
+        match std::fs::File::open(&name) {
+            Ok(f) => Box::new(f),
+            Err(e) => {
+                eprintln!("kinspect encode: {name}: {e}");
+                return EXIT_FAILURE;
+            }
+        }
+    };
+    let stdout = io::stdout();
+    let kind = args
+        .output
+        .unwrap_or(if io::IsTerminal::is_terminal(&stdout) {
+            OutputKind::Hex
+        } else {
+            OutputKind::Raw
+        });
+    let mut out = io::BufWriter::new(stdout.lock());
+    let mut bad = false;
+    let mut index = 0u64;
+    let mut emit = |v: &Value, out: &mut dyn Write| -> io::Result<()> {
+        let i = index;
+        index += 1;
+        if v.get("note").is_some() {
+            return Ok(());
+        }
+        if let Some(why) = annotated(v) {
+            eprintln!("kinspect encode: {name}: PDU #{i}: {why}");
+            bad = true;
+            return Ok(());
+        }
+        match crate::wire::encode::encode_pdu(proto, v) {
+            Ok(bytes) => match kind {
+                OutputKind::Raw => out.write_all(&bytes),
+                OutputKind::Hex => {
+                    for b in &bytes {
+                        write!(out, "{b:02x}")?;
+                    }
+                    out.write_all(b"\n")
+                }
+            },
+            Err(e) => {
+                eprintln!("kinspect encode: {name}: PDU #{i}: {e}");
+                bad = true;
+                Ok(())
+            }
+        }
+    };
+    let stream = serde_json::Deserializer::from_reader(BufReader::new(reader)).into_iter::<Value>();
+    for item in stream {
+        let v = match item {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!(
+                    "kinspect encode: {name}:{}:{}: invalid JSON: {e}",
+                    e.line(),
+                    e.column()
+                );
+                let _ = out.flush();
+                return EXIT_FAILURE;
+            }
+        };
+        let r = match &v {
+            Value::Array(items) => items.iter().try_for_each(|p| emit(p, &mut out)),
+            Value::Object(_) => emit(&v, &mut out),
+            other => {
+                eprintln!(
+                    "kinspect encode: {name}: expected a PDU object or an array of them, found {}",
+                    kind_of(other)
+                );
+                let _ = out.flush();
+                return EXIT_FAILURE;
+            }
+        };
+        if let Err(e) = r {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                return if bad { EXIT_DIAGNOSTICS } else { EXIT_OK };
+            }
+            eprintln!("kinspect encode: writing the output: {e}");
+            return EXIT_FAILURE;
+        }
+    }
+    if let Err(e) = out.flush() {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("kinspect encode: writing the output: {e}");
+            return EXIT_FAILURE;
+        }
+    }
+    if bad {
+        EXIT_DIAGNOSTICS
+    } else {
+        EXIT_OK
+    }
+}
+
+/// Annotated output (`--annotate`) wraps every value; say so rather than fail on a field.
+fn annotated(v: &Value) -> Option<&'static str> {
+    let header = v.get("header")?;
+    (header.get("offset").is_some() && header.get("value").is_some()).then_some(
+        "this is --annotate output; encode takes the plain JSON (decode without --annotate)",
+    )
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }

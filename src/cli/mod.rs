@@ -3,6 +3,8 @@
 
 pub mod apis;
 pub mod bundle;
+#[cfg(feature = "live")]
+pub mod capture;
 pub mod decode;
 pub mod encode;
 pub mod stats;
@@ -66,4 +68,7 @@ pub enum Command {
     Bundle(bundle::Args),
     /// Statistics of a capture: PDUs per API, error codes, latencies, clients.
     Stats(stats::Args),
+    /// Capture live from a network interface and decode as it arrives (feature `live`).
+    #[cfg(feature = "live")]
+    Capture(capture::Args),
 }

@@ -319,6 +319,7 @@ impl Rows<'_> {
         match name {
             "ErrorCode" => super::summary::error_name(v16),
             "RequestApiKey" => self.api_name,
+            "ApiKey" => crate::protocol::builtin().api_name(v16),
             _ => None,
         }
     }

@@ -8,7 +8,7 @@
 //! spec is the only one consulted.
 
 use crate::pdu::Direction;
-use crate::schema::bundle;
+use crate::schema::bundle::{self, SpecHead};
 use crate::schema::{load_dir, MessageSpec, SchemaDiag, SpecType, Versions};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -69,49 +69,106 @@ pub struct ApiRelease {
     pub latest_version_unstable: bool,
 }
 
+/// One spec of the protocol: its head for lookups, and the spec itself, parsed from its
+/// bundle line the first time it is needed (or given, for a user's folder).
+struct Entry {
+    head: SpecHead,
+    line: &'static str,
+    spec: OnceLock<MessageSpec>,
+}
+
+impl Entry {
+    fn parsed(spec: MessageSpec) -> Entry {
+        Entry {
+            head: SpecHead::of(&spec),
+            line: "",
+            spec: OnceLock::from(spec),
+        }
+    }
+    fn spec(&'static self) -> &'static MessageSpec {
+        self.spec.get_or_init(|| {
+            bundle::parse_spec(self.line).unwrap_or_else(|e| {
+                // Generated and tested; an unreadable line means a broken build. Keep going
+                // with an empty spec of the same head rather than dying mid-decode.
+                eprintln!(
+                    "kinspect: built-in spec {} is unreadable: {e}",
+                    self.head.path
+                );
+                MessageSpec {
+                    name: self.head.name.as_str().into(),
+                    spec_type: self.head.spec_type,
+                    api_key: self.head.api_key,
+                    path: self.head.path.as_str().into(),
+                    ..MessageSpec::default()
+                }
+            })
+        })
+    }
+    /// The API name: the spec name without its Request/Response suffix.
+    fn api_name(&'static self) -> &'static str {
+        let n = self.head.name.as_str();
+        n.strip_suffix("Request")
+            .or_else(|| n.strip_suffix("Response"))
+            .unwrap_or(n)
+    }
+}
+
 /// One release's specs, indexed.
 struct Set {
     release: &'static str,
     /// A user's overlay: what it defines shadows the built-in releases entirely.
     exclusive: bool,
-    specs: Vec<&'static MessageSpec>,
-    requests: HashMap<i16, &'static MessageSpec>,
-    responses: HashMap<i16, &'static MessageSpec>,
-    by_name: HashMap<&'static str, &'static MessageSpec>,
-    metadata: HashMap<i16, &'static MessageSpec>,
+    entries: Vec<&'static Entry>,
+    requests: HashMap<i16, &'static Entry>,
+    responses: HashMap<i16, &'static Entry>,
+    by_name: HashMap<&'static str, &'static Entry>,
+    metadata: HashMap<i16, &'static Entry>,
+    /// Coordinator record specs (keys and values, both forms) with their topic, looked
+    /// through per record, so kept apart from the ~300 other specs.
+    coordinator: Vec<(CoordinatorGroup, &'static Entry)>,
 }
 
 impl Set {
-    fn new(release: &'static str, exclusive: bool, specs: Vec<&'static MessageSpec>) -> Set {
+    fn new(release: &'static str, exclusive: bool, entries: Vec<&'static Entry>) -> Set {
         let mut s = Set {
             release,
             exclusive,
-            specs,
+            entries,
             requests: HashMap::new(),
             responses: HashMap::new(),
             by_name: HashMap::new(),
             metadata: HashMap::new(),
+            coordinator: Vec::new(),
         };
-        for &spec in &s.specs {
-            s.by_name.entry(&spec.name).or_insert(spec);
-            let Some(key) = spec.api_key else { continue };
-            match spec.spec_type {
+        for &e in &s.entries {
+            s.by_name.entry(e.head.name.as_str()).or_insert(e);
+            if let Some(g) = group_of(&e.head) {
+                s.coordinator.push((g, e));
+            }
+            let Some(key) = e.head.api_key else { continue };
+            match e.head.spec_type {
                 SpecType::Request => {
-                    s.requests.entry(key).or_insert(spec);
+                    s.requests.entry(key).or_insert(e);
                 }
                 SpecType::Response => {
-                    s.responses.entry(key).or_insert(spec);
+                    s.responses.entry(key).or_insert(e);
                 }
                 // The storage folder numbers its own records 0-3 apart from KRaft's.
-                SpecType::Metadata if !in_folder(spec, "storage") => {
-                    s.metadata.entry(key).or_insert(spec);
+                SpecType::Metadata if !in_folder(&e.head, "storage") => {
+                    s.metadata.entry(key).or_insert(e);
                 }
                 _ => {}
             }
         }
         s
     }
-    fn api(&self, api_key: i16) -> Option<&'static MessageSpec> {
+    fn resolved(&self, e: &'static Entry) -> Resolved {
+        Resolved {
+            spec: e.spec(),
+            release: self.release,
+        }
+    }
+    fn api(&self, api_key: i16) -> Option<&'static Entry> {
         self.requests
             .get(&api_key)
             .or_else(|| self.responses.get(&api_key))
@@ -119,52 +176,52 @@ impl Set {
     }
     /// A coordinator key spec for `record_type`: the 4.x form (apiKey is the record type) or the
     /// 3.9 form (`type: data`, the key's validVersions are the record types).
-    fn coordinator_key(
-        &self,
-        group: CoordinatorGroup,
-        record_type: i16,
-    ) -> Option<&'static MessageSpec> {
-        self.specs.iter().copied().find(|s| {
-            group_of(s) == Some(group)
-                && match s.spec_type {
-                    SpecType::CoordinatorKey => s.api_key == Some(record_type),
+    fn coordinator_key(&self, group: CoordinatorGroup, record_type: i16) -> Option<&'static Entry> {
+        self.coordinator.iter().find_map(|&(g, e)| {
+            let h = &e.head;
+            let hit = g == group
+                && match h.spec_type {
+                    SpecType::CoordinatorKey => h.api_key == Some(record_type),
                     SpecType::Data => {
-                        s.name.ends_with("Key") && s.valid_versions.contains(record_type)
+                        h.name.ends_with("Key") && h.valid_versions.contains(record_type)
                     }
                     _ => false,
-                }
+                };
+            hit.then_some(e)
         })
     }
     fn coordinator_value(
         &self,
         group: CoordinatorGroup,
         record_type: i16,
-    ) -> Option<&'static MessageSpec> {
-        if let Some(v) = self.specs.iter().copied().find(|s| {
-            s.spec_type == SpecType::CoordinatorValue
-                && s.api_key == Some(record_type)
-                && group_of(s) == Some(group)
+    ) -> Option<&'static Entry> {
+        if let Some(&(_, v)) = self.coordinator.iter().find(|(g, e)| {
+            *g == group
+                && e.head.spec_type == SpecType::CoordinatorValue
+                && e.head.api_key == Some(record_type)
         }) {
             return Some(v);
         }
         let key = self
             .coordinator_key(group, record_type)
-            .filter(|k| k.spec_type == SpecType::Data)?;
-        let stem = key.name.strip_suffix("Key")?;
-        self.specs
-            .iter()
-            .copied()
-            .find(|s| s.spec_type == SpecType::Data && s.name.strip_suffix("Value") == Some(stem))
+            .filter(|k| k.head.spec_type == SpecType::Data)?;
+        let stem = key.head.name.strip_suffix("Key")?;
+        self.coordinator.iter().find_map(|&(g, e)| {
+            (g == group
+                && e.head.spec_type == SpecType::Data
+                && e.head.name.strip_suffix("Value") == Some(stem))
+            .then_some(e)
+        })
     }
 }
 
-fn in_folder(spec: &MessageSpec, folder: &str) -> bool {
+fn in_folder(spec: &SpecHead, folder: &str) -> bool {
     spec.path.split('/').any(|seg| seg == folder)
 }
 
 /// Which internal topic a coordinator spec belongs to: by its folder, else (for a user's flat
 /// folder of 4.x-style specs) by its name.
-fn group_of(spec: &MessageSpec) -> Option<CoordinatorGroup> {
+fn group_of(spec: &SpecHead) -> Option<CoordinatorGroup> {
     if in_folder(spec, "group-coordinator") {
         return Some(CoordinatorGroup::Group);
     }
@@ -195,20 +252,75 @@ pub struct Protocol {
     sets: Vec<Set>,
 }
 
+/// Looks `key` up release by release: the first release whose entry passes `fits` wins; an
+/// overlay that has an entry but not a fitting one ends the search (its definition wins).
+fn newest<'a>(
+    sets: &'a [Set],
+    mut find: impl FnMut(&'a Set) -> Option<&'static Entry>,
+    fits: impl Fn(&SpecHead) -> bool,
+) -> Option<(&'a Set, &'static Entry)> {
+    for set in sets {
+        if let Some(e) = find(set) {
+            if fits(&e.head) {
+                return Some((set, e));
+            }
+            if set.exclusive {
+                return None;
+            }
+        }
+    }
+    None
+}
+
 impl Protocol {
-    /// Builds a protocol from a parsed bundle, leaking its specs (a protocol lives as long as
-    /// the process).
-    pub fn from_bundle(b: bundle::Bundle) -> Protocol {
-        let specs: &'static [MessageSpec] = Box::leak(b.specs.into_boxed_slice());
+    /// The protocol of a bundle: heads are read now, each spec when first used. The bundle
+    /// text lives as long as the process (the built-in one is embedded).
+    pub fn from_bundle_text(text: &'static str) -> Result<Protocol, String> {
+        let b = bundle::parse_lazy(text)?;
+        let entries: Vec<Entry> = b
+            .heads
+            .into_iter()
+            .zip(b.lines)
+            .map(|(head, line)| Entry {
+                head,
+                line,
+                spec: OnceLock::new(),
+            })
+            .collect();
+        let entries: &'static [Entry] = Box::leak(entries.into_boxed_slice());
         let mut p = Protocol {
             releases: Vec::new(),
             sets: Vec::new(),
         };
         for (name, ids) in b.releases {
             let name: &'static str = Box::leak(name.into_boxed_str());
-            let set_specs = ids.iter().filter_map(|&i| specs.get(i)).collect();
             p.releases.push(name);
-            p.sets.push(Set::new(name, false, set_specs));
+            p.sets.push(Set::new(
+                name,
+                false,
+                ids.iter().filter_map(|&i| entries.get(i)).collect(),
+            ));
+        }
+        Ok(p)
+    }
+
+    /// The protocol of a parsed bundle (its specs are leaked: a protocol lives as long as the
+    /// process).
+    pub fn from_bundle(b: bundle::Bundle) -> Protocol {
+        let entries: Vec<Entry> = b.specs.into_iter().map(Entry::parsed).collect();
+        let entries: &'static [Entry] = Box::leak(entries.into_boxed_slice());
+        let mut p = Protocol {
+            releases: Vec::new(),
+            sets: Vec::new(),
+        };
+        for (name, ids) in b.releases {
+            let name: &'static str = Box::leak(name.into_boxed_str());
+            p.releases.push(name);
+            p.sets.push(Set::new(
+                name,
+                false,
+                ids.iter().filter_map(|&i| entries.get(i)).collect(),
+            ));
         }
         p
     }
@@ -221,24 +333,11 @@ impl Protocol {
     /// The spec of `api_key`'s request or response that has `version`: the newest release
     /// whose spec lists the version (an overlay defining the API is the only one consulted).
     pub fn message(&self, api_key: i16, version: i16, dir: Direction) -> Option<Resolved> {
-        for set in &self.sets {
-            let map = match dir {
-                Direction::Request => &set.requests,
-                Direction::Response => &set.responses,
-            };
-            if let Some(&spec) = map.get(&api_key) {
-                if spec.valid_versions.contains(version) {
-                    return Some(Resolved {
-                        spec,
-                        release: set.release,
-                    });
-                }
-                if set.exclusive {
-                    return None;
-                }
-            }
-        }
-        None
+        let find = |set: &Set| match dir {
+            Direction::Request => set.requests.get(&api_key).copied(),
+            Direction::Response => set.responses.get(&api_key).copied(),
+        };
+        newest(&self.sets, find, |h| h.valid_versions.contains(version)).map(|(s, e)| s.resolved(e))
     }
 
     /// The API's name in the newest release that has it (`AlterPartition`, not `AlterIsr`).
@@ -246,7 +345,35 @@ impl Protocol {
         self.sets
             .iter()
             .find_map(|s| s.api(api_key))
-            .map(|s| s.api_name())
+            .map(Entry::api_name)
+    }
+
+    /// The key of an API named `name` in any release (`Produce`, `ProduceRequest`,
+    /// `alterisr`…: case-insensitive, with or without the Request/Response suffix); the newest
+    /// release's names are tried first.
+    pub fn api_key(&self, name: &str) -> Option<i16> {
+        let low = name.trim().to_ascii_lowercase();
+        let want = low
+            .strip_suffix("request")
+            .or_else(|| low.strip_suffix("response"))
+            .unwrap_or(&low);
+        self.sets.iter().find_map(|set| {
+            set.requests
+                .iter()
+                .chain(&set.responses)
+                .find(|(_, e)| e.api_name().eq_ignore_ascii_case(want))
+                .map(|(k, _)| *k)
+        })
+    }
+
+    /// Names of every API in every release (for suggestions).
+    pub fn api_names(&self) -> Vec<&'static str> {
+        let names: BTreeSet<&'static str> = self
+            .sets
+            .iter()
+            .flat_map(|s| s.requests.values().map(|e| e.api_name()))
+            .collect();
+        names.into_iter().collect()
     }
 
     /// Every API key any release defines, sorted.
@@ -263,18 +390,19 @@ impl Protocol {
     pub fn api_versions(&self, api_key: i16) -> Vec<ApiRelease> {
         let mut out = Vec::new();
         for set in &self.sets {
-            if let Some(spec) = set.api(api_key) {
+            if let Some(e) = set.api(api_key) {
+                let h = &e.head;
                 out.push(ApiRelease {
                     release: set.release,
-                    name: spec.api_name(),
-                    valid: spec.valid_versions,
-                    flexible: spec.flexible_versions,
-                    deprecated: spec.deprecated_versions,
+                    name: e.api_name(),
+                    valid: h.valid_versions,
+                    flexible: h.flexible_versions,
+                    deprecated: h.deprecated_versions,
                     // Only requests carry the flag; it covers the response too.
                     latest_version_unstable: set
                         .requests
                         .get(&api_key)
-                        .is_some_and(|r| r.latest_version_unstable),
+                        .is_some_and(|r| r.head.latest_version_unstable),
                 });
                 if set.exclusive {
                     break;
@@ -286,8 +414,10 @@ impl Protocol {
 
     /// Whether `version` is the unstable latest version of the API in the release it resolves to.
     pub fn is_unstable(&self, api_key: i16, version: i16) -> bool {
-        self.message(api_key, version, Direction::Request)
-            .is_some_and(|r| r.spec.latest_version_unstable && r.spec.valid_versions.hi == version)
+        let find = |set: &Set| set.requests.get(&api_key).copied();
+        newest(&self.sets, find, |h| h.valid_versions.contains(version)).is_some_and(|(_, e)| {
+            e.head.latest_version_unstable && e.head.valid_versions.hi == version
+        })
     }
 
     /// The request or response header spec at `header_version` (request header v0 is 3.9.0 only).
@@ -296,59 +426,33 @@ impl Protocol {
             Direction::Request => "RequestHeader",
             Direction::Response => "ResponseHeader",
         };
-        for set in &self.sets {
-            if let Some(&spec) = set.by_name.get(name) {
-                if spec.valid_versions.contains(header_version) {
-                    return Some(Resolved {
-                        spec,
-                        release: set.release,
-                    });
-                }
-                if set.exclusive {
-                    return None;
-                }
-            }
-        }
-        None
+        let find = |set: &Set| set.by_name.get(name).copied();
+        newest(&self.sets, find, |h| {
+            h.valid_versions.contains(header_version)
+        })
+        .map(|(s, e)| s.resolved(e))
     }
 
     /// A spec by its `name` (`LeaderChangeMessage`, `VotersRecord`), newest release first.
     pub fn by_name(&self, name: &str) -> Option<Resolved> {
-        self.sets.iter().find_map(|set| {
-            set.by_name.get(name).map(|&spec| Resolved {
-                spec,
-                release: set.release,
-            })
-        })
+        newest(&self.sets, |set| set.by_name.get(name).copied(), |_| true)
+            .map(|(s, e)| s.resolved(e))
     }
 
     /// A KRaft metadata record spec (`type: metadata`, `__cluster_metadata`) at `version`.
     pub fn metadata_record(&self, api_key: i16, version: i16) -> Option<Resolved> {
-        for set in &self.sets {
-            if let Some(&spec) = set.metadata.get(&api_key) {
-                if spec.valid_versions.contains(version) {
-                    return Some(Resolved {
-                        spec,
-                        release: set.release,
-                    });
-                }
-                if set.exclusive {
-                    return None;
-                }
-            }
-        }
-        None
+        let find = |set: &Set| set.metadata.get(&api_key).copied();
+        newest(&self.sets, find, |h| h.valid_versions.contains(version)).map(|(s, e)| s.resolved(e))
     }
 
     /// The key spec of coordinator record type `record_type` in `group`'s topic.
     pub fn coordinator_key(&self, group: CoordinatorGroup, record_type: i16) -> Option<Resolved> {
-        self.sets.iter().find_map(|set| {
-            set.coordinator_key(group, record_type)
-                .map(|spec| Resolved {
-                    spec,
-                    release: set.release,
-                })
-        })
+        newest(
+            &self.sets,
+            |set| set.coordinator_key(group, record_type),
+            |_| true,
+        )
+        .map(|(s, e)| s.resolved(e))
     }
 
     /// The value spec of coordinator record type `record_type` at value `version`.
@@ -358,36 +462,25 @@ impl Protocol {
         record_type: i16,
         version: i16,
     ) -> Option<Resolved> {
-        for set in &self.sets {
-            if let Some(spec) = set.coordinator_value(group, record_type) {
-                if spec.valid_versions.contains(version) {
-                    return Some(Resolved {
-                        spec,
-                        release: set.release,
-                    });
-                }
-                if set.exclusive {
-                    return None;
-                }
-            }
-        }
-        None
+        let find = |set: &Set| set.coordinator_value(group, record_type);
+        newest(&self.sets, find, |h| h.valid_versions.contains(version)).map(|(s, e)| s.resolved(e))
     }
 
     /// Every spec of every release, newest release first (a spec identical in two releases
-    /// appears once per release).
+    /// appears once per release). Parses every spec not parsed yet.
     pub fn specs(&self) -> impl Iterator<Item = (&'static str, &'static MessageSpec)> + '_ {
         self.sets
             .iter()
-            .flat_map(|s| s.specs.iter().map(move |&spec| (s.release, spec)))
+            .flat_map(|s| s.entries.iter().map(move |&e| (s.release, e.spec())))
     }
 }
 
-/// The built-in protocol (Kafka 4.3.1 and 3.9.0), parsed once per process.
+/// The built-in protocol (Kafka 4.3.1 and 3.9.0): the bundle's heads are read once per process,
+/// each spec when first used.
 pub fn builtin() -> &'static Protocol {
     static P: OnceLock<Protocol> = OnceLock::new();
-    P.get_or_init(|| match bundle::parse(BUILTIN_BUNDLE) {
-        Ok(b) => Protocol::from_bundle(b),
+    P.get_or_init(|| match Protocol::from_bundle_text(BUILTIN_BUNDLE) {
+        Ok(p) => p,
         Err(e) => {
             // The bundle is generated and tested; reaching this means a broken build, and
             // decoding without a protocol still reports every frame as unknown rather than dying.
@@ -426,15 +519,17 @@ pub fn with_overlay(dir: &Path) -> Result<&'static Protocol, Vec<SchemaDiag>> {
             "no *.json spec files in this folder",
         )]);
     }
-    let specs: &'static [MessageSpec] = Box::leak(specs.into_boxed_slice());
+    let entries: Vec<Entry> = specs.into_iter().map(Entry::parsed).collect();
+    let entries: &'static [Entry] = Box::leak(entries.into_boxed_slice());
     let base = builtin();
     let mut p = Protocol {
         releases: vec![OVERLAY],
-        sets: vec![Set::new(OVERLAY, true, specs.iter().collect())],
+        sets: vec![Set::new(OVERLAY, true, entries.iter().collect())],
     };
     for set in &base.sets {
         p.releases.push(set.release);
-        p.sets.push(Set::new(set.release, false, set.specs.clone()));
+        p.sets
+            .push(Set::new(set.release, false, set.entries.clone()));
     }
     let p: &'static Protocol = Box::leak(Box::new(p));
     if let Ok(mut c) = cache.lock() {

@@ -1,9 +1,11 @@
 //! The bundle: several releases' spec folders in one file, facts only, as the built-in protocol
 //! is stored (and as users can store their own).
 //!
-//! Layout: `{"kinspect_bundle": 1, "releases": [{"name", "specs": [index…]}…], "specs": [spec…]}`
-//! with releases newest first and one spec per line, so a diff of the bundle reads like a diff
-//! of the protocol. A spec is written with Kafka's own property names and only the properties
+//! Layout: `{"kinspect_bundle": 1, "releases": [{"name", "specs": [index…]}…], "index":
+//! [head…], "specs": [spec…]}` with releases newest first, and one head and one spec per line, so
+//! a diff of the bundle reads like a diff of the protocol. A head holds what the registry looks
+//! specs up by (path, name, type, apiKey and version ranges) so that loading the bundle parses
+//! only the heads and each spec on first use. A spec is written with Kafka's own property names and only the properties
 //! its file gave (defaults stay implicit, so the validator sees the file as written), values in
 //! their canonical JSON type, `about` reduced to its presence, and an `@` array holding the
 //! line:column of the object and then of each property in order. Specs whose facts are identical
@@ -11,7 +13,7 @@
 
 use super::diag::SchemaDiag;
 use super::load::load_dir;
-use super::model::{Field, FieldType, MessageSpec, Pos, SpecType, StructSpec};
+use super::model::{java_trim, Field, FieldType, MessageSpec, Pos, SpecType, StructSpec};
 use super::versions::Versions;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -28,11 +30,95 @@ pub struct Bundle {
     pub specs: Vec<MessageSpec>,
 }
 
+/// What the registry indexes a spec by, readable without parsing the spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecHead {
+    pub path: String,
+    pub name: String,
+    pub spec_type: SpecType,
+    pub api_key: Option<i16>,
+    pub valid_versions: Versions,
+    pub flexible_versions: Versions,
+    pub deprecated_versions: Versions,
+    pub latest_version_unstable: bool,
+}
+
+impl SpecHead {
+    pub fn of(s: &MessageSpec) -> SpecHead {
+        SpecHead {
+            path: s.path.to_string(),
+            name: s.name.to_string(),
+            spec_type: s.spec_type,
+            api_key: s.api_key,
+            valid_versions: s.valid_versions,
+            flexible_versions: s.flexible_versions,
+            deprecated_versions: s.deprecated_versions,
+            latest_version_unstable: s.latest_version_unstable,
+        }
+    }
+    fn to_json(&self) -> Value {
+        json!([
+            self.path,
+            self.name,
+            self.spec_type.as_str(),
+            self.api_key,
+            versions_text(self.valid_versions),
+            versions_text(self.flexible_versions),
+            versions_text(self.deprecated_versions),
+            self.latest_version_unstable
+        ])
+    }
+    fn from_json(v: &Value) -> Result<SpecHead, String> {
+        let a = v
+            .as_array()
+            .filter(|a| a.len() == 8)
+            .ok_or("a head is an array of 8")?;
+        let text = |i: usize| {
+            a[i].as_str()
+                .ok_or_else(|| format!("head entry {i} is not a string"))
+        };
+        let versions = |i: usize| -> Result<Versions, String> {
+            Versions::parse(text(i)?, None).map_err(|e| e.0)
+        };
+        let type_text = text(2)?;
+        Ok(SpecHead {
+            path: text(0)?.to_string(),
+            name: text(1)?.to_string(),
+            spec_type: SpecType::parse(type_text)
+                .ok_or_else(|| format!("unknown type {type_text:?}"))?,
+            api_key: match &a[3] {
+                Value::Null => None,
+                k => Some(
+                    k.as_i64()
+                        .and_then(|k| i16::try_from(k).ok())
+                        .ok_or("apiKey is not an int16")?,
+                ),
+            },
+            valid_versions: versions(4)?,
+            flexible_versions: versions(5)?,
+            deprecated_versions: versions(6)?,
+            latest_version_unstable: a[7]
+                .as_bool()
+                .ok_or("latestVersionUnstable is not a boolean")?,
+        })
+    }
+}
+
+/// A bundle with its specs still unparsed: heads to index by, and each spec's JSON line.
+#[derive(Debug)]
+pub struct LazyBundle<'t> {
+    pub releases: Vec<(String, Vec<usize>)>,
+    pub heads: Vec<SpecHead>,
+    /// One JSON object per spec, for [`parse_spec`].
+    pub lines: Vec<&'t str>,
+}
+
 /// Reads spec folders (`(release name, folder)`, newest first) and writes the bundle text.
 /// Fails with every diagnostic when any file has an error: a bundle only holds loadable specs.
 pub fn build(releases: &[(String, PathBuf)]) -> Result<String, Vec<SchemaDiag>> {
     let mut errors = Vec::new();
     let mut lines: Vec<String> = Vec::new();
+    let mut heads: Vec<String> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut rels = Vec::new();
     for (name, dir) in releases {
@@ -45,6 +131,7 @@ pub fn build(releases: &[(String, PathBuf)]) -> Result<String, Vec<SchemaDiag>> 
             let id = *index.entry(line.clone()).or_insert(next);
             if id == next {
                 lines.push(line);
+                heads.push(SpecHead::of(spec).to_json().to_string());
             }
             ids.push(id);
         }
@@ -54,27 +141,57 @@ pub fn build(releases: &[(String, PathBuf)]) -> Result<String, Vec<SchemaDiag>> 
         return Err(errors);
     }
     let mut out = format!(
-        "{{\"kinspect_bundle\":{FORMAT},\n\"releases\":{},\n\"specs\":[\n",
+        "{{\"kinspect_bundle\":{FORMAT},\n\"releases\":{},\n\"index\":[\n",
         Value::Array(rels)
     );
+    out.push_str(&heads.join(",\n"));
+    out.push_str(SPECS_MARK);
     out.push_str(&lines.join(",\n"));
     out.push_str("\n]}\n");
     Ok(out)
 }
 
-/// Parses a bundle. `Err` says what is wrong and where (release, spec index, field path).
-pub fn parse(text: &str) -> Result<Bundle, String> {
-    let root: Value = serde_json::from_str(text).map_err(|e| format!("bundle is not JSON: {e}"))?;
+/// Where the spec lines start: everything before is a small JSON document of its own.
+const SPECS_MARK: &str = "\n],\n\"specs\":[\n";
+
+/// Parses a bundle's heads and splits out its spec lines, without parsing the specs.
+pub fn parse_lazy(text: &str) -> Result<LazyBundle<'_>, String> {
+    let at = text
+        .find(SPECS_MARK)
+        .ok_or("not a kinspect bundle: no specs section")?;
+    let head_doc = format!("{}\n]}}", &text[..at]);
+    let root: Value = head_doc
+        .parse()
+        .map_err(|e| format!("bundle head is not JSON: {e}"))?;
     if root.get("kinspect_bundle").and_then(Value::as_u64) != Some(FORMAT) {
         return Err(format!("not a kinspect bundle of format {FORMAT}"));
     }
-    let specs_json = root
-        .get("specs")
+    let mut heads = Vec::new();
+    for (i, h) in root
+        .get("index")
         .and_then(Value::as_array)
-        .ok_or("bundle has no \"specs\" array")?;
-    let mut specs = Vec::with_capacity(specs_json.len());
-    for (i, s) in specs_json.iter().enumerate() {
-        specs.push(spec_from_json(s).map_err(|e| format!("bundle spec #{i}: {e}"))?);
+        .ok_or("bundle has no index")?
+        .iter()
+        .enumerate()
+    {
+        heads.push(SpecHead::from_json(h).map_err(|e| format!("bundle head #{i}: {e}"))?);
+    }
+    // Spec lines hold no raw line breaks (JSON escapes them), so each line is one spec.
+    let body = text[at + SPECS_MARK.len()..]
+        .trim_end()
+        .strip_suffix("]}")
+        .ok_or("bundle does not end with ]}")?;
+    let lines: Vec<&str> = body
+        .lines()
+        .map(|l| l.strip_suffix(',').unwrap_or(l))
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.len() != heads.len() {
+        return Err(format!(
+            "bundle has {} heads but {} specs",
+            heads.len(),
+            lines.len()
+        ));
     }
     let mut releases = Vec::new();
     for r in root
@@ -92,19 +209,44 @@ pub fn parse(text: &str) -> Result<Bundle, String> {
             .ok_or_else(|| format!("release {name} has no specs"))?;
         let mut v = Vec::with_capacity(ids.len());
         for id in ids {
-            match id.as_u64() {
-                Some(n) if (n as usize) < specs.len() => v.push(n as usize),
+            match id.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                Some(n) if n < heads.len() => v.push(n),
                 _ => {
                     return Err(format!(
                         "release {name}: spec index {id} is not in 0..{}",
-                        specs.len()
+                        heads.len()
                     ))
                 }
             }
         }
         releases.push((name.to_string(), v));
     }
-    Ok(Bundle { releases, specs })
+    Ok(LazyBundle {
+        releases,
+        heads,
+        lines,
+    })
+}
+
+/// Parses one spec line of a bundle.
+pub fn parse_spec(line: &str) -> Result<MessageSpec, String> {
+    let v: Value = line
+        .parse()
+        .map_err(|e| format!("spec line is not JSON: {e}"))?;
+    spec_from_json(&v)
+}
+
+/// Parses a whole bundle. `Err` says what is wrong and where (spec index, field path).
+pub fn parse(text: &str) -> Result<Bundle, String> {
+    let lazy = parse_lazy(text)?;
+    let mut specs = Vec::with_capacity(lazy.lines.len());
+    for (i, line) in lazy.lines.iter().enumerate() {
+        specs.push(parse_spec(line).map_err(|e| format!("bundle spec #{i}: {e}"))?);
+    }
+    Ok(Bundle {
+        releases: lazy.releases,
+        specs,
+    })
 }
 
 /// A spec's facts as one canonical JSON line, exactly as a bundle stores it: two specs with the
@@ -201,11 +343,11 @@ fn field_to_json(f: &Field) -> Value {
     Value::Object(m)
 }
 
+/// An object's position, its properties with theirs, and its members.
+type Read<'a> = (Pos, Vec<(&'static str, Pos)>, &'a Map<String, Value>);
+
 /// One object's properties in file order with their positions, from its `@` array.
-fn read_props<'a>(
-    v: &'a Value,
-    allowed: &[&'static str],
-) -> Result<(Pos, Vec<(&'static str, Pos)>, &'a Map<String, Value>), String> {
+fn read_props<'a>(v: &'a Value, allowed: &[&'static str]) -> Result<Read<'a>, String> {
     let m = v.as_object().ok_or("expected an object")?;
     let at: Vec<u32> = m
         .get("@")
@@ -347,7 +489,7 @@ fn field_from_json(v: &Value, parent: &str) -> Result<Field, String> {
             None => None,
         },
         flexible_versions: match get_str(m, "flexibleVersions") {
-            Some(s) if !s.trim().is_empty() => {
+            Some(s) if !java_trim(s).is_empty() => {
                 Some(Versions::parse(s, None).map_err(|e| ctx(e.0))?)
             }
             _ => None,
@@ -359,7 +501,7 @@ fn field_from_json(v: &Value, parent: &str) -> Result<Field, String> {
         zero_copy: get_bool(m, "zeroCopy"),
         fields: fields_from_json(m.get("fields"), &path)?,
         pos,
-        type_text: type_text.trim().into(),
+        type_text: java_trim(type_text).into(),
         props,
     })
 }

@@ -3,8 +3,9 @@
 //! what is an error. The loader builds the model on top of these readers.
 
 use super::diag::SchemaDiag;
+use super::json::describe_char;
 use super::json::{JsonKind, JsonValue, Member};
-use super::model::Pos;
+use super::model::{java_trim, Pos};
 use super::suggest::closest;
 use super::versions::Versions;
 use std::sync::Arc;
@@ -14,6 +15,8 @@ pub(super) struct Ctx {
     pub(super) diags: Vec<SchemaDiag>,
     /// Type errors wait for the whole spec so the suggestion can name its structs.
     pub(super) pending_types: Vec<(Pos, String, String, String)>,
+    /// The JSON was cut short by a syntax error: absent properties may just be unread.
+    pub(super) partial: bool,
 }
 
 /// A property that was recognised: its canonical name and its (last) member.
@@ -39,6 +42,9 @@ impl Ctx {
         path: impl Into<String>,
         msg: impl Into<String>,
     ) {
+        if self.partial && code == "missing-property" {
+            return;
+        }
         self.diags
             .push(SchemaDiag::error(code, &self.file, pos, path, msg));
     }
@@ -153,9 +159,24 @@ impl Ctx {
             );
         }
         let text = self.string(m, path)?;
+        // Versions::parse trims like Rust (all Unicode spaces); Kafka trims like Java, so a
+        // pasted non-breaking space at either end makes the range unparseable there.
+        if let Some(c) = text.chars().find(|c| !c.is_ascii() && c.is_whitespace()) {
+            self.error(
+                "invalid-versions",
+                m.value.pos,
+                path,
+                format!(
+                    "\"{}\": {} in version string {text:?}",
+                    m.key,
+                    describe_char(c)
+                ),
+            );
+            return None;
+        }
         match Versions::parse(&text, default) {
             Ok(v) => Some(v),
-            Err(e) if text.trim().is_empty() => {
+            Err(e) if java_trim(&text).is_empty() => {
                 self.error(
                     "missing-property",
                     m.value.pos,
@@ -238,8 +259,8 @@ impl Ctx {
         let m = m?;
         let (text, from_string) = match &m.value.kind {
             JsonKind::Number(n) => (n.clone(), false),
-            JsonKind::Str(s) if s.trim().is_empty() => return None,
-            JsonKind::Str(s) => (s.trim().to_string(), true),
+            JsonKind::Str(s) if java_trim(s).is_empty() => return None,
+            JsonKind::Str(s) => (java_trim(s).to_string(), true),
             JsonKind::Null => return None,
             k => {
                 self.error(
@@ -341,14 +362,31 @@ impl Ctx {
         self.diags.push(d);
         None
     }
-}
 
-/// Jackson's ACCEPT_SINGLE_VALUE_AS_ARRAY: a lone value is a one-element list; null is empty.
-pub(super) fn as_list(v: &JsonValue) -> Vec<&JsonValue> {
-    match &v.kind {
-        JsonKind::Array(items) => items.iter().collect(),
-        JsonKind::Null => Vec::new(),
-        _ => vec![v],
+    /// Jackson's ACCEPT_SINGLE_VALUE_AS_ARRAY: a lone value is a one-element list (accepted,
+    /// with a warning); null is empty.
+    pub(super) fn list<'a>(
+        &mut self,
+        v: &'a JsonValue,
+        key: &str,
+        path: &str,
+    ) -> Vec<&'a JsonValue> {
+        match &v.kind {
+            JsonKind::Array(items) => items.iter().collect(),
+            JsonKind::Null => Vec::new(),
+            k => {
+                self.warn(
+                    "coerced-value",
+                    v.pos,
+                    path,
+                    format!(
+                        "\"{key}\" is {}; Kafka reads it as a one-element list, but write [ … ]",
+                        k.describe()
+                    ),
+                );
+                vec![v]
+            }
+        }
     }
 }
 

@@ -71,12 +71,18 @@ impl JsonValue {
     }
 }
 
-/// Why a file is not JSON as Kafka reads it, and where.
+/// Why a file is not JSON as Kafka reads it, and where. `code` is `json-syntax`, or for the
+/// mistakes the reader steps over to keep going: `non-json-whitespace` (a non-breaking or other
+/// Unicode space outside a string), `hash-comment`, `trailing-content`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JsonError {
+    pub code: &'static str,
     pub pos: Pos,
     pub message: String,
 }
+
+/// Most stepped-over mistakes reported per file before the reader gives up.
+const MAX_RECOVERED: usize = 200;
 
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -86,43 +92,78 @@ impl fmt::Display for JsonError {
 
 impl std::error::Error for JsonError {}
 
-/// Parses one spec file: exactly one JSON value, surrounded by whitespace and comments only.
+/// Parses one spec file strictly: exactly one JSON value, surrounded by whitespace and comments
+/// only. The first problem is the error.
 pub fn parse(text: &str) -> Result<JsonValue, JsonError> {
+    let mut p = parse_all(text);
+    match p.value {
+        Some(v) if p.errors.is_empty() => Ok(v),
+        _ if !p.errors.is_empty() => Err(p.errors.swap_remove(0)),
+        _ => Err(JsonError {
+            code: "json-syntax",
+            pos: Pos { line: 1, col: 1 },
+            message: "no value".into(),
+        }),
+    }
+}
+
+/// What a lenient parse found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parsed {
+    /// The value; after a syntax error (`complete == false`), what was read before it, with
+    /// every open array and object closed there.
+    pub value: Option<JsonValue>,
+    /// Every problem, in file order.
+    pub errors: Vec<JsonError>,
+    /// False when a syntax error cut the value short.
+    pub complete: bool,
+}
+
+/// Parses one spec file, stepping over the mistakes that leave the structure clear (pasted
+/// Unicode spaces, `#` comments, content after the root) so one run reports them all along
+/// with whatever the value itself holds. Any other syntax error ends the parse; the value read
+/// up to it is kept so that what comes before can still be checked.
+pub fn parse_all(text: &str) -> Parsed {
     if text.len() > MAX_SPEC_FILE_BYTES {
-        return Err(JsonError {
+        let e = JsonError {
+            code: "json-syntax",
             pos: Pos { line: 1, col: 1 },
             message: format!(
-                "file is {} bytes; spec files are limited to {} bytes",
-                text.len(),
-                MAX_SPEC_FILE_BYTES
+                "file is {} bytes; spec files are limited to {MAX_SPEC_FILE_BYTES} bytes",
+                text.len()
             ),
-        });
+        };
+        return Parsed {
+            value: None,
+            errors: vec![e],
+            complete: false,
+        };
     }
     let mut p = Parser {
         src: text,
         at: 0,
         line: 1,
         col: 1,
+        recovered: Vec::new(),
+        partial: None,
     };
-    // A byte-order mark is not JSON whitespace, but editors add it silently; Jackson skips it.
-    if p.peek() == Some('\u{feff}') {
-        p.bump();
+    let v = p.document();
+    let mut errors = std::mem::take(&mut p.recovered);
+    match v {
+        Ok(v) => Parsed {
+            value: Some(v),
+            errors,
+            complete: true,
+        },
+        Err(e) => {
+            errors.push(e);
+            Parsed {
+                value: p.partial.take(),
+                errors,
+                complete: false,
+            }
+        }
     }
-    p.skip_ws()?;
-    if p.peek().is_none() {
-        return Err(p.err_here("empty file: expected a JSON object"));
-    }
-    let v = p.value(0)?;
-    p.skip_ws()?;
-    if let Some(c) = p.peek() {
-        return Err(p.err_here(format!(
-            "trailing content {} after the root value (which ends before line {}, column {})",
-            describe_char(c),
-            p.line,
-            p.col
-        )));
-    }
-    Ok(v)
 }
 
 struct Parser<'a> {
@@ -130,6 +171,35 @@ struct Parser<'a> {
     at: usize,
     line: u32,
     col: u32,
+    recovered: Vec<JsonError>,
+    /// The containers read before a syntax error, each taken by its parent on the way up.
+    partial: Option<JsonValue>,
+}
+
+impl Parser<'_> {
+    fn document(&mut self) -> Result<JsonValue, JsonError> {
+        // A byte-order mark is not JSON whitespace, but editors add it silently; Jackson skips it.
+        if self.peek() == Some('\u{feff}') {
+            self.bump();
+        }
+        self.skip_ws()?;
+        if self.peek().is_none() {
+            return Err(self.err_here("empty file: expected a JSON object"));
+        }
+        let v = self.value(0)?;
+        self.skip_ws()?;
+        if let Some(c) = self.peek() {
+            let e = self.err_here(format!(
+                "trailing content {} after the root value",
+                describe_char(c)
+            ));
+            self.recovered.push(JsonError {
+                code: "trailing-content",
+                ..e
+            });
+        }
+        Ok(v)
+    }
 }
 
 /// Names a character for an error message, spelling out the invisible ones.
@@ -182,9 +252,23 @@ impl<'a> Parser<'a> {
     }
     fn err_at(&self, pos: Pos, message: impl Into<String>) -> JsonError {
         JsonError {
+            code: "json-syntax",
             pos,
             message: message.into(),
         }
+    }
+    /// Notes a mistake the reader can step over; too many of them end the parse.
+    fn recover(&mut self, code: &'static str, message: String) -> Result<(), JsonError> {
+        if self.recovered.len() >= MAX_RECOVERED {
+            return Err(self.err_here(format!("more than {MAX_RECOVERED} errors; giving up")));
+        }
+        let e = JsonError {
+            code,
+            pos: self.pos(),
+            message,
+        };
+        self.recovered.push(e);
+        Ok(())
     }
     fn err_here(&self, message: impl Into<String>) -> JsonError {
         self.err_at(self.pos(), message)
@@ -192,6 +276,8 @@ impl<'a> Parser<'a> {
 
     /// Skips whitespace and comments; rejects look-alike characters Kafka's parser rejects.
     fn skip_ws(&mut self) -> Result<(), JsonError> {
+        // A pasted run of odd spaces is one mistake: report it once per line.
+        let mut reported_line = None;
         loop {
             match self.peek() {
                 Some(' ' | '\t' | '\n' | '\r') => {
@@ -227,21 +313,32 @@ impl<'a> Parser<'a> {
                         }
                     }
                     _ => {
-                        return Err(self.err_here(
-                            "unexpected '/': a comment starts with // or /*",
-                        ))
+                        return Err(self.err_here("unexpected '/': a comment starts with // or /*"))
                     }
                 },
                 Some('#') => {
-                    return Err(self.err_here(
-                        "'#' comments are not allowed (Kafka's parser accepts only // and /* */ comments)",
-                    ))
+                    self.recover(
+                        "hash-comment",
+                        "'#' comments are not allowed (Kafka's parser accepts only // and /* */ comments)".into(),
+                    )?;
+                    while self.peek().is_some_and(|c| c != '\n') {
+                        self.bump();
+                    }
                 }
                 Some(c) if c != ' ' && c.is_whitespace() || c == '\u{feff}' || c == '\u{200b}' => {
-                    return Err(self.err_here(format!(
-                        "unexpected {}: only space, tab, CR and LF may separate JSON tokens (pasted from a web page?)",
-                        describe_char(c)
-                    )))
+                    if reported_line == Some(self.line) {
+                        self.bump();
+                        continue;
+                    }
+                    reported_line = Some(self.line);
+                    self.recover(
+                        "non-json-whitespace",
+                        format!(
+                            "unexpected {}: only space, tab, CR and LF may separate JSON tokens (pasted from a web page?)",
+                            describe_char(c)
+                        ),
+                    )?;
+                    self.bump();
                 }
                 _ => return Ok(()),
             }
@@ -293,14 +390,33 @@ impl<'a> Parser<'a> {
         Ok(JsonValue { pos, kind })
     }
 
+    /// An object; on a syntax error, what was read so far is left in `self.partial`.
     fn object(&mut self, depth: usize) -> Result<JsonKind, JsonError> {
         let open = self.pos();
-        self.bump();
         let mut members = Vec::new();
+        match self.object_body(depth, open, &mut members) {
+            Ok(()) => Ok(JsonKind::Object(members)),
+            Err(e) => {
+                self.partial = Some(JsonValue {
+                    pos: open,
+                    kind: JsonKind::Object(members),
+                });
+                Err(e)
+            }
+        }
+    }
+
+    fn object_body(
+        &mut self,
+        depth: usize,
+        open: Pos,
+        members: &mut Vec<Member>,
+    ) -> Result<(), JsonError> {
+        self.bump();
         self.skip_ws()?;
         if self.peek() == Some('}') {
             self.bump();
-            return Ok(JsonKind::Object(members));
+            return Ok(());
         }
         loop {
             self.skip_ws()?;
@@ -343,7 +459,19 @@ impl<'a> Parser<'a> {
                 }
             }
             self.skip_ws()?;
-            let value = self.value(depth + 1)?;
+            let value = match self.value(depth + 1) {
+                Ok(v) => v,
+                Err(e) => {
+                    if let Some(value) = self.partial.take() {
+                        members.push(Member {
+                            key,
+                            key_pos,
+                            value,
+                        });
+                    }
+                    return Err(e);
+                }
+            };
             members.push(Member {
                 key,
                 key_pos,
@@ -356,7 +484,7 @@ impl<'a> Parser<'a> {
                 }
                 Some('}') => {
                     self.bump();
-                    return Ok(JsonKind::Object(members));
+                    return Ok(());
                 }
                 Some(c) => {
                     return Err(self.err_here(format!(
@@ -376,14 +504,33 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// An array; on a syntax error, what was read so far is left in `self.partial`.
     fn array(&mut self, depth: usize) -> Result<JsonKind, JsonError> {
         let open = self.pos();
-        self.bump();
         let mut items = Vec::new();
+        match self.array_body(depth, open, &mut items) {
+            Ok(()) => Ok(JsonKind::Array(items)),
+            Err(e) => {
+                self.partial = Some(JsonValue {
+                    pos: open,
+                    kind: JsonKind::Array(items),
+                });
+                Err(e)
+            }
+        }
+    }
+
+    fn array_body(
+        &mut self,
+        depth: usize,
+        open: Pos,
+        items: &mut Vec<JsonValue>,
+    ) -> Result<(), JsonError> {
+        self.bump();
         self.skip_ws()?;
         if self.peek() == Some(']') {
             self.bump();
-            return Ok(JsonKind::Array(items));
+            return Ok(());
         }
         loop {
             self.skip_ws()?;
@@ -396,7 +543,13 @@ impl<'a> Parser<'a> {
                     "unterminated array: expected ']' before the end of the file",
                 ));
             }
-            items.push(self.value(depth + 1)?);
+            match self.value(depth + 1) {
+                Ok(v) => items.push(v),
+                Err(e) => {
+                    items.extend(self.partial.take());
+                    return Err(e);
+                }
+            }
             self.skip_ws()?;
             match self.peek() {
                 Some(',') => {
@@ -404,7 +557,7 @@ impl<'a> Parser<'a> {
                 }
                 Some(']') => {
                     self.bump();
-                    return Ok(JsonKind::Array(items));
+                    return Ok(());
                 }
                 Some(c) => {
                     return Err(self.err_here(format!(
@@ -561,154 +714,5 @@ impl<'a> Parser<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn err(text: &str) -> JsonError {
-        parse(text).expect_err("should fail")
-    }
-    fn at(line: u32, col: u32) -> Pos {
-        Pos { line, col }
-    }
-
-    #[test]
-    fn keeps_positions_of_keys_and_values() {
-        let v = parse("// licence\n{\n  \"name\": \"Foo\",\n  \"n\": [1, -2.5e3]\n}\n").unwrap();
-        assert_eq!(v.pos, at(2, 1));
-        let m = v.as_object().unwrap();
-        assert_eq!(m[0].key, "name");
-        assert_eq!(m[0].key_pos, at(3, 3));
-        assert_eq!(m[0].value.pos, at(3, 11));
-        assert_eq!(m[1].value.pos, at(4, 8));
-        match &m[1].value.kind {
-            JsonKind::Array(items) => {
-                assert_eq!(items[1].kind, JsonKind::Number("-2.5e3".into()));
-                assert_eq!(items[1].pos, at(4, 12));
-            }
-            k => panic!("expected array, got {k:?}"),
-        }
-    }
-
-    #[test]
-    fn columns_count_characters_not_bytes() {
-        let v = parse("{\"a\": \"é€\", \"b\": 1}").unwrap();
-        assert_eq!(v.get("b").unwrap().key_pos, at(1, 13));
-    }
-
-    #[test]
-    fn comments_anywhere_whitespace_may_be() {
-        let v = parse("/* a */{/*b*/\"k\"/*c*/:/*d*/1 // e\n/* f\n*/}/* g */ // h").unwrap();
-        assert_eq!(v.get("k").unwrap().value.kind, JsonKind::Number("1".into()));
-    }
-
-    #[test]
-    fn duplicate_keys_kept_in_order_and_last_wins() {
-        let v = parse("{\"a\": 1, \"a\": 2}").unwrap();
-        assert_eq!(v.as_object().unwrap().len(), 2);
-        assert_eq!(v.get("a").unwrap().value.kind, JsonKind::Number("2".into()));
-        assert_eq!(v.get("a").unwrap().key_pos, at(1, 10));
-    }
-
-    #[test]
-    fn non_breaking_space_is_named_at_its_place() {
-        let e = err("{\n  \"a\":\u{a0}1\n}");
-        assert_eq!(e.pos, at(2, 7));
-        assert!(
-            e.message.contains("U+00A0 (non-breaking space)"),
-            "{}",
-            e.message
-        );
-        // Inside a string it is just text.
-        assert!(parse("{\"a\": \"x\u{a0}y\"}").is_ok());
-    }
-
-    #[test]
-    fn hash_comment_rejected() {
-        let e = err("{\n  # note\n  \"a\": 1\n}");
-        assert_eq!(e.pos, at(2, 3));
-        assert!(e.message.contains("'#'"), "{}", e.message);
-    }
-
-    #[test]
-    fn trailing_content_rejected() {
-        let e = err("{\"a\": 1}\n}");
-        assert_eq!(e.pos, at(2, 1));
-        assert!(e.message.contains("trailing content '}'"), "{}", e.message);
-        let e = err("{} {}");
-        assert_eq!(e.pos, at(1, 4));
-    }
-
-    #[test]
-    fn unterminated_things_point_at_their_start() {
-        let e = err("{\n \"a\": \"abc");
-        assert_eq!(e.pos, at(2, 7));
-        assert!(e.message.contains("unterminated string"), "{}", e.message);
-        let e = err("{\"a\": 1 /* never closed");
-        assert_eq!(e.pos, at(1, 9));
-        assert!(e.message.contains("unterminated /*"), "{}", e.message);
-        let e = err("\n\n  [1, 2");
-        assert_eq!(e.pos, at(3, 3));
-        let e = err("{\"a\": 1");
-        assert_eq!(e.pos, at(1, 1));
-    }
-
-    #[test]
-    fn syntax_errors_say_what_was_expected() {
-        let e = err("{\"a\" 1}");
-        assert_eq!(e.pos, at(1, 6));
-        assert!(e.message.contains("expected ':'"), "{}", e.message);
-        let e = err("{\"a\": 1,}");
-        assert_eq!(e.pos, at(1, 9));
-        assert!(e.message.contains("trailing comma"), "{}", e.message);
-        let e = err("[1 2]");
-        assert_eq!(e.pos, at(1, 4));
-        let e = err("{a: 1}");
-        assert_eq!(e.pos, at(1, 2));
-        let e = err("{\"a\": True}");
-        assert_eq!(e.pos, at(1, 7));
-        assert!(e.message.contains("\"True\""), "{}", e.message);
-        let e = err("{\"a\": \u{201c}x\u{201d}}");
-        assert!(e.message.contains("curly double quote"), "{}", e.message);
-        assert_eq!(err("").pos, at(1, 1));
-        assert_eq!(err("  // only a comment\n").pos, at(2, 1));
-    }
-
-    #[test]
-    fn numbers_follow_json_grammar() {
-        for bad in ["01", "+1", ".5", "1.", "1e", "-", "1x", "0x10"] {
-            assert!(parse(bad).is_err(), "{bad} should fail");
-        }
-        for good in ["0", "-0", "12", "1.25", "1E+3", "-7e-2"] {
-            assert_eq!(parse(good).unwrap().kind, JsonKind::Number(good.into()));
-        }
-    }
-
-    #[test]
-    fn strings_escapes_and_control_characters() {
-        let v = parse(r#""a\"b\\\/\n\u00e9\ud83d\ude00""#).unwrap();
-        assert_eq!(v.as_str(), Some("a\"b\\/\n\u{e9}\u{1f600}"));
-        assert!(parse("\"\\x\"").is_err());
-        assert!(parse("\"\\ud83d\"").is_err());
-        let e = err("\"a\tb\"");
-        assert!(e.message.contains("control character"), "{}", e.message);
-        assert_eq!(e.pos, at(1, 3));
-    }
-
-    #[test]
-    fn nesting_beyond_the_limit_fails_cleanly() {
-        let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
-        let e = err(&deep);
-        assert!(e.message.contains("nesting deeper"), "{}", e.message);
-        let ok = "[".repeat(MAX_DEPTH - 1) + &"]".repeat(MAX_DEPTH - 1);
-        assert!(parse(&ok).is_ok());
-        // A million open brackets must neither overflow the stack nor allocate per bracket.
-        assert!(parse(&"[".repeat(1_000_000)).is_err());
-    }
-
-    #[test]
-    fn byte_order_mark_skipped_only_at_start() {
-        assert!(parse("\u{feff}{}").is_ok());
-        let e = err("{\u{feff}}");
-        assert!(e.message.contains("U+FEFF"), "{}", e.message);
-    }
-}
+#[path = "json_tests.rs"]
+mod tests;

@@ -7,9 +7,9 @@
 //! a boolean, `2` for a version string) are accepted as Kafka accepts them.
 
 use super::diag::SchemaDiag;
-use super::jackson::{as_list, find, join, Ctx};
+use super::jackson::{find, join, Ctx};
 use super::json::{self, JsonKind, JsonValue};
-use super::model::{Field, FieldType, MessageSpec, Pos, SpecType, StructSpec};
+use super::model::{java_trim, Field, FieldType, MessageSpec, Pos, SpecType, StructSpec};
 use super::suggest::suggest_type;
 use super::versions::Versions;
 use crate::limits::{MAX_DEPTH, MAX_SPEC_FILE_BYTES};
@@ -82,25 +82,26 @@ pub fn load_spec(file: &str, text: &str) -> (Option<MessageSpec>, Vec<SchemaDiag
         file: file.into(),
         diags: Vec::new(),
         pending_types: Vec::new(),
+        partial: false,
     };
-    let root = match json::parse(text) {
-        Ok(v) => v,
-        Err(e) => {
-            cx.diags.push(SchemaDiag::error(
-                "json-syntax",
-                &cx.file,
-                e.pos,
-                "",
-                e.message,
-            ));
-            return (None, cx.diags);
-        }
+    let parsed = json::parse_all(text);
+    for e in parsed.errors {
+        cx.diags
+            .push(SchemaDiag::error(e.code, &cx.file, e.pos, "", e.message));
+    }
+    let Some(root) = parsed.value else {
+        return (None, cx.diags);
     };
+    // After a syntax error only what precedes it is checked: nothing can be called missing,
+    // and no model is built from half a file.
+    cx.partial = !parsed.complete;
     let spec = cx.message(&root);
     if let Some(spec) = &spec {
         cx.flush_type_errors(spec);
     }
-    (spec, cx.diags)
+    // Stepped-over JSON mistakes and model problems, top to bottom.
+    cx.diags.sort_by_key(|d| d.pos);
+    (spec.filter(|_| parsed.complete), cx.diags)
 }
 
 /// Loads every `*.json` under `dir`, recursively, in path order. Each spec's `path` is relative
@@ -295,14 +296,14 @@ impl Ctx {
             "latestVersionUnstable",
         );
         if let Some(m) = find(&props, "listeners") {
-            for v in as_list(&m.value) {
+            for v in self.list(&m.value, "listeners", "listeners") {
                 if let Some(l) = self.enum_value(v, m, LISTENERS, "listeners") {
                     spec.listeners.push(l.into());
                 }
             }
         }
         if let Some(m) = find(&props, "commonStructs") {
-            for v in as_list(&m.value) {
+            for v in self.list(&m.value, "commonStructs", "commonStructs") {
                 if let Some(s) = self.common_struct(v) {
                     spec.common_structs.push(s);
                 }
@@ -388,7 +389,7 @@ impl Ctx {
             );
             return out;
         }
-        for (i, item) in as_list(v).into_iter().enumerate() {
+        for (i, item) in self.list(v, "fields", path).into_iter().enumerate() {
             if let Some(f) = self.field(item, path, i, depth) {
                 out.push(f);
             }
@@ -426,7 +427,7 @@ impl Ctx {
         let type_pos = find(&props, "type").map_or(v.pos, |m| m.value.pos);
         if let Some(t) = self.required_string(&props, "type", v.pos, &path, "the field") {
             {
-                let t = t.trim().to_string();
+                let t = java_trim(&t).to_string();
                 match FieldType::parse(&t) {
                     Ok(ty) => f.ty = ty,
                     Err(msg) => {
@@ -443,7 +444,8 @@ impl Ctx {
         f.tagged_versions = self
             .versions(find(&props, "taggedVersions"), Some(Versions::NONE), &path)
             .unwrap_or(Versions::NONE);
-        let versions_default = (!f.tagged_versions.is_empty()).then_some(f.tagged_versions);
+        // Kafka falls back to taggedVersions whenever it is given, even as "none".
+        let versions_default = find(&props, "taggedVersions").map(|_| f.tagged_versions);
         match find(&props, "versions") {
             Some(m) => {
                 f.versions = self
@@ -469,7 +471,7 @@ impl Ctx {
             .unwrap_or(Versions::NONE);
         if let Some(m) = find(&props, "flexibleVersions") {
             // An empty string counts as absent, as in Kafka.
-            if m.value.as_str().is_some_and(|s| s.trim().is_empty())
+            if m.value.as_str().is_some_and(|s| java_trim(s).is_empty())
                 || matches!(m.value.kind, JsonKind::Null)
             {
             } else {

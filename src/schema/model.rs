@@ -154,18 +154,24 @@ impl FieldType {
     }
 }
 
+/// Java's `String.trim()`: strips code points up to U+0020 only, so a non-breaking space
+/// stays (and makes the value invalid, as it does for Kafka).
+pub fn java_trim(s: &str) -> &str {
+    s.trim_matches(|c: char| c <= ' ')
+}
+
 impl FieldType {
     /// Kafka's type grammar: a primitive, `[]T` for a non-array `T`, or a struct name (anything
     /// starting with an upper-case letter, Unicode-aware like Java's `Character.isUpperCase`).
     /// The input is trimmed first, as Kafka does.
     pub fn parse(text: &str) -> Result<FieldType, String> {
-        let t = text.trim();
+        let t = java_trim(text);
         if let Some(inner) = t.strip_prefix("[]") {
             if inner.is_empty() {
                 return Err(format!("no element type after `[]` in type {t:?}"));
             }
             // Kafka parses the element recursively, so it is trimmed again.
-            let inner = inner.trim();
+            let inner = java_trim(inner);
             if inner.starts_with("[]") {
                 return Err(format!(
                     "type {t:?} is an array of arrays, which Kafka does not support"

@@ -21,7 +21,7 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -30,7 +30,7 @@ impl Rng {
     }
     /// Uniform in `0..n` (`n` > 0).
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        self.next_u64() % n.max(1)
     }
     pub fn chance(&mut self, one_in: u64) -> bool {
         self.below(one_in) == 0
@@ -144,7 +144,7 @@ impl Gen<'_, '_> {
             3 if lo < 0 => -1,
             _ => {
                 let span = (hi as i128 - lo as i128 + 1) as u128;
-                let r = self.rng.as_mut().map_or(0, |r| r.next()) as u128 % span;
+                let r = self.rng.as_mut().map_or(0, |r| r.next_u64()) as u128 % span;
                 (lo as i128 + r as i128) as i64
             }
         };

@@ -1,0 +1,265 @@
+//! Conversation state that needs decoded bodies, fed PDU by PDU by the decode loop: the API
+//! versions each broker advertised in its ApiVersions response (so a request at a version the
+//! broker did not offer is diagnosed), and topic ids resolved to names from Metadata,
+//! DescribeTopicPartitions and CreateTopics responses.
+//!
+//! Diagnostic codes (warnings, path `header.RequestApiVersion` or `header.RequestApiKey`):
+//! - `version-not-advertised`: the request's version is outside the range the broker advertised.
+//! - `api-not-advertised`: the broker's ApiVersions response did not list the request's API.
+
+use crate::pdu::{Direction, Pdu};
+use crate::wire::diag::Diagnostic;
+use crate::wire::tree::{Kind, NodeId, Tree, Value};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+
+const API_VERSIONS: i16 = 18;
+const METADATA: i16 = 3;
+const CREATE_TOPICS: i16 = 19;
+const DESCRIBE_TOPIC_PARTITIONS: i16 = 75;
+
+/// Most topic ids remembered; a capture naming more keeps the first ones.
+const MAX_TOPIC_IDS: usize = 1 << 20;
+/// Most brokers whose advertised versions are remembered.
+const MAX_BROKERS: usize = 4096;
+
+/// What one broker advertised: api key → (min, max).
+type Advertised = HashMap<i16, (i16, i16)>;
+
+#[derive(Default, Debug)]
+pub struct Session {
+    /// Keyed by the broker's address; a PDU without a connection (a hex dump) uses `None`.
+    advertised: HashMap<Option<SocketAddr>, Advertised>,
+    topics: HashMap<[u8; 16], String>,
+}
+
+fn int(tree: &Tree, id: NodeId, name: &str) -> Option<i64> {
+    match tree.node(tree.child(id, name)?).value {
+        Value::Int(v) => Some(v),
+        _ => None,
+    }
+}
+
+fn member(tree: &Tree, id: NodeId, name: &str) -> Option<NodeId> {
+    tree.child(id, name)
+}
+
+fn body(tree: &Tree) -> Option<NodeId> {
+    if tree.nodes.is_empty() {
+        return None;
+    }
+    let b = tree.child(0, "body")?;
+    (tree.node(b).kind == Kind::Struct).then_some(b)
+}
+
+impl Session {
+    pub fn new() -> Self {
+        Session::default()
+    }
+
+    /// The name of a topic id seen in an earlier response.
+    pub fn topic_name(&self, id: [u8; 16]) -> Option<&str> {
+        self.topics.get(&id).map(String::as_str)
+    }
+
+    /// Topic ids known so far.
+    pub fn topic_count(&self) -> usize {
+        self.topics.len()
+    }
+
+    /// The version range the broker of `pdu`'s connection advertised for `api_key`.
+    pub fn advertised(&self, server: Option<SocketAddr>, api_key: i16) -> Option<(i16, i16)> {
+        self.advertised.get(&server)?.get(&api_key).copied()
+    }
+
+    /// Learns from a decoded PDU and returns the diagnostics it earns.
+    pub fn observe(&mut self, pdu: &Pdu) -> Vec<Diagnostic> {
+        let server = pdu.origin.conn.map(|c| c.server);
+        let (Some(key), Some(version)) = (pdu.api_key, pdu.api_version) else {
+            return Vec::new();
+        };
+        match pdu.direction {
+            Some(Direction::Request) => self.check_request(server, key, version),
+            Some(Direction::Response) => {
+                let Some(b) = body(&pdu.tree) else {
+                    return Vec::new();
+                };
+                match key {
+                    API_VERSIONS => self.learn_versions(server, &pdu.tree, b),
+                    METADATA | CREATE_TOPICS | DESCRIBE_TOPIC_PARTITIONS => {
+                        self.learn_topics(&pdu.tree, b)
+                    }
+                    _ => {}
+                }
+                Vec::new()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    fn check_request(&self, server: Option<SocketAddr>, key: i16, version: i16) -> Vec<Diagnostic> {
+        // Clients probe ApiVersions above what the broker knows on purpose (the broker answers
+        // with a v0 body), so that request is never a mistake.
+        if key == API_VERSIONS {
+            return Vec::new();
+        }
+        let Some(adv) = self.advertised.get(&server) else {
+            return Vec::new();
+        };
+        match adv.get(&key) {
+            Some(&(min, max)) if version < min || version > max => vec![Diagnostic::warning(
+                "version-not-advertised",
+                "header.RequestApiVersion",
+                6,
+                format!("request at version {version}, but the broker advertised versions {min}..={max} of API {key} in its ApiVersions response"),
+            )],
+            Some(_) => Vec::new(),
+            None => vec![Diagnostic::warning(
+                "api-not-advertised",
+                "header.RequestApiKey",
+                4,
+                format!("request for API {key}, which the broker's ApiVersions response did not list"),
+            )],
+        }
+    }
+
+    fn learn_versions(&mut self, server: Option<SocketAddr>, tree: &Tree, b: NodeId) {
+        // An error response (UNSUPPORTED_VERSION fallback) lists only ApiVersions itself.
+        if int(tree, b, "ErrorCode") != Some(0) {
+            return;
+        }
+        let Some(keys) = member(tree, b, "ApiKeys") else {
+            return;
+        };
+        if tree.node(keys).kind != Kind::Array {
+            return;
+        }
+        let mut adv = Advertised::new();
+        for e in tree.children(keys) {
+            let (Some(k), Some(min), Some(max)) = (
+                int(tree, e, "ApiKey"),
+                int(tree, e, "MinVersion"),
+                int(tree, e, "MaxVersion"),
+            ) else {
+                continue;
+            };
+            adv.insert(k as i16, (min as i16, max as i16));
+        }
+        if self.advertised.len() < MAX_BROKERS || self.advertised.contains_key(&server) {
+            self.advertised.insert(server, adv);
+        }
+    }
+
+    fn learn_topics(&mut self, tree: &Tree, b: NodeId) {
+        let Some(topics) = member(tree, b, "Topics") else {
+            return;
+        };
+        for t in tree.children(topics) {
+            let id = match tree.child(t, "TopicId").map(|n| tree.node(n).value) {
+                Some(Value::Uuid(u)) if u != [0; 16] => u,
+                _ => continue,
+            };
+            let name = match tree.child(t, "Name").map(|n| *tree.node(n)) {
+                Some(n) => match n.value {
+                    Value::Str(s) => String::from_utf8_lossy(tree.bytes(n.buf, s)).into_owned(),
+                    _ => continue,
+                },
+                None => continue,
+            };
+            if self.topics.len() < MAX_TOPIC_IDS || self.topics.contains_key(&id) {
+                self.topics.insert(id, name);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pdu::Conn;
+
+    /// A response tree shaped like the decoder's: root { header, body { ErrorCode, ApiKeys[] } }.
+    fn api_versions(entries: &[(i64, i64, i64)], error: i64) -> Tree {
+        let mut t = Tree::new();
+        t.reset(&[0; 64]);
+        let root = t.open("", Kind::Struct, 0, 0);
+        let h = t.open("header", Kind::Struct, 0, 4);
+        t.close(h, 8);
+        let b = t.open("body", Kind::Struct, 0, 8);
+        t.leaf("ErrorCode", Value::Int(error), 0, 8, 2);
+        let arr = t.open("ApiKeys", Kind::Array, 0, 10);
+        for &(k, min, max) in entries {
+            let e = t.open("", Kind::Struct, 0, 10);
+            t.leaf("ApiKey", Value::Int(k), 0, 10, 2);
+            t.leaf("MinVersion", Value::Int(min), 0, 12, 2);
+            t.leaf("MaxVersion", Value::Int(max), 0, 14, 2);
+            t.close(e, 16);
+        }
+        t.close(arr, 16);
+        t.close(b, 16);
+        t.close(root, 16);
+        t
+    }
+
+    fn pdu(dir: Direction, key: i16, version: i16, tree: Tree) -> Pdu {
+        let conn = Conn {
+            client: "127.0.0.1:40000".parse().unwrap(),
+            server: "127.0.0.1:9092".parse().unwrap(),
+            stream: 0,
+        };
+        let mut p = Pdu {
+            direction: Some(dir),
+            api_key: Some(key),
+            api_version: Some(version),
+            tree,
+            ..Pdu::default()
+        };
+        p.origin.conn = Some(conn);
+        p
+    }
+
+    #[test]
+    fn requests_outside_the_advertised_range_are_diagnosed() {
+        let mut s = Session::new();
+        assert!(
+            s.observe(&pdu(Direction::Request, 3, 99, Tree::new()))
+                .is_empty(),
+            "nothing advertised yet"
+        );
+        s.observe(&pdu(
+            Direction::Response,
+            18,
+            3,
+            api_versions(&[(3, 0, 12), (18, 0, 4)], 0),
+        ));
+        assert!(s
+            .observe(&pdu(Direction::Request, 3, 12, Tree::new()))
+            .is_empty());
+        let d = s.observe(&pdu(Direction::Request, 3, 13, Tree::new()));
+        assert_eq!(
+            d.iter().map(|d| d.code).collect::<Vec<_>>(),
+            ["version-not-advertised"]
+        );
+        let d = s.observe(&pdu(Direction::Request, 1, 4, Tree::new()));
+        assert_eq!(
+            d.iter().map(|d| d.code).collect::<Vec<_>>(),
+            ["api-not-advertised"]
+        );
+        assert!(
+            s.observe(&pdu(Direction::Request, 18, 9, Tree::new()))
+                .is_empty(),
+            "ApiVersions probes are fine"
+        );
+        // The UNSUPPORTED_VERSION fallback does not replace what was learnt.
+        s.observe(&pdu(
+            Direction::Response,
+            18,
+            0,
+            api_versions(&[(18, 0, 3)], 35),
+        ));
+        assert_eq!(
+            s.advertised(Some("127.0.0.1:9092".parse().unwrap()), 3),
+            Some((0, 12))
+        );
+    }
+}

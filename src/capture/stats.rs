@@ -1,0 +1,258 @@
+//! Statistics of a decoded capture, in bounded memory: PDUs and bytes per API and version,
+//! error codes by name, latency percentiles per API (log-bucketed histograms, about 3% wide),
+//! clients by client id, bytes per direction, diagnostics and notes by code.
+
+use crate::pdu::{Direction, Origin, Pdu};
+use crate::protocol::errors::error_name;
+use crate::wire::diag::{Diagnostic, Severity};
+use crate::wire::tree::{Kind, Value};
+use std::collections::BTreeMap;
+
+/// Distinct client ids counted by name; the rest are counted together.
+const MAX_CLIENT_IDS: usize = 10_000;
+/// Linear sub-buckets per power of two in the latency histogram.
+const SUB_BITS: u32 = 5;
+
+/// A latency histogram: exact count, min, max and sum; percentiles from log-linear buckets.
+#[derive(Clone, Debug, Default)]
+pub struct Histogram {
+    buckets: BTreeMap<u32, u64>,
+    pub count: u64,
+    pub min_ns: i64,
+    pub max_ns: i64,
+    pub sum_ns: i128,
+}
+
+fn bucket(v: u64) -> u32 {
+    if v < (1 << SUB_BITS) {
+        return v as u32;
+    }
+    let exp = 63 - v.leading_zeros();
+    let mantissa = (v >> (exp - SUB_BITS)) as u32 & ((1 << SUB_BITS) - 1);
+    ((exp - SUB_BITS + 1) << SUB_BITS) | mantissa
+}
+
+/// The midpoint of a bucket's value range.
+fn bucket_value(b: u32) -> u64 {
+    if b < (1 << SUB_BITS) {
+        return b as u64;
+    }
+    let exp = (b >> SUB_BITS) + SUB_BITS - 1;
+    let mantissa = (b & ((1 << SUB_BITS) - 1)) as u64;
+    let low = (1u64 << exp) | (mantissa << (exp - SUB_BITS));
+    low + (1u64 << (exp - SUB_BITS)) / 2
+}
+
+impl Histogram {
+    pub fn record(&mut self, ns: i64) {
+        let v = ns.max(0);
+        if self.count == 0 {
+            self.min_ns = v;
+            self.max_ns = v;
+        }
+        self.min_ns = self.min_ns.min(v);
+        self.max_ns = self.max_ns.max(v);
+        self.sum_ns += v as i128;
+        self.count += 1;
+        *self.buckets.entry(bucket(v as u64)).or_default() += 1;
+    }
+
+    /// The value below which `q` (0..=1) of the samples fall, within the bucket width and
+    /// clamped to the exact min and max.
+    pub fn quantile(&self, q: f64) -> Option<i64> {
+        if self.count == 0 {
+            return None;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (&b, &n) in &self.buckets {
+            seen += n;
+            if seen >= rank {
+                let v = i64::try_from(bucket_value(b)).unwrap_or(i64::MAX);
+                return Some(v.clamp(self.min_ns, self.max_ns));
+            }
+        }
+        Some(self.max_ns)
+    }
+}
+
+/// Counts for one (API, version).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ApiCounts {
+    pub requests: u64,
+    pub responses: u64,
+    pub request_bytes: u64,
+    pub response_bytes: u64,
+}
+
+/// Counts for one client id.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientCounts {
+    pub requests: u64,
+    pub request_bytes: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// (api key, version) → counts; API names beside them.
+    pub apis: BTreeMap<(i16, i16), ApiCounts>,
+    pub api_names: BTreeMap<i16, &'static str>,
+    /// (api key, error code) → occurrences of that code in `*ErrorCode` fields of responses.
+    pub errors: BTreeMap<(i16, i16), u64>,
+    pub latency: BTreeMap<i16, Histogram>,
+    /// Client id (`None` for a null id) → counts.
+    pub clients: BTreeMap<Option<String>, ClientCounts>,
+    pub other_clients: ClientCounts,
+    pub request_bytes: u64,
+    pub response_bytes: u64,
+    pub requests: u64,
+    pub responses: u64,
+    pub sasl_tokens: u64,
+    /// PDUs whose API could not be told (a response whose request was not captured).
+    pub unknown: u64,
+    /// (code, severity) → count, over PDU diagnostics and capture notes.
+    pub diagnostics: BTreeMap<(&'static str, Severity), u64>,
+}
+
+impl Stats {
+    pub fn new() -> Self {
+        Stats::default()
+    }
+
+    pub fn note(&mut self, _origin: &Origin, d: &Diagnostic) {
+        *self.diagnostics.entry((d.code, d.severity)).or_default() += 1;
+    }
+
+    pub fn pdu(&mut self, pdu: &Pdu) {
+        let len = pdu.tree.buf(0).len() as u64;
+        for d in &pdu.tree.diags {
+            *self.diagnostics.entry((d.code, d.severity)).or_default() += 1;
+        }
+        let dir = pdu.direction;
+        match dir {
+            Some(Direction::Request) => {
+                self.request_bytes += len;
+                self.requests += 1;
+            }
+            Some(Direction::Response) => {
+                self.response_bytes += len;
+                self.responses += 1;
+            }
+            None => {}
+        }
+        let is_token = pdu.tree.nodes.len() > 1 && pdu.tree.child(0, "token").is_some();
+        if is_token {
+            self.sasl_tokens += 1;
+            return;
+        }
+        let (Some(key), Some(version)) = (pdu.api_key, pdu.api_version) else {
+            self.unknown += 1;
+            return;
+        };
+        if let Some(name) = pdu.api_name {
+            self.api_names.insert(key, name);
+        }
+        let c = self.apis.entry((key, version)).or_default();
+        match dir {
+            Some(Direction::Request) => {
+                c.requests += 1;
+                c.request_bytes += len;
+                self.count_client(pdu, len);
+            }
+            Some(Direction::Response) => {
+                c.responses += 1;
+                c.response_bytes += len;
+                if let Some(l) = pdu.latency_ns {
+                    self.latency.entry(key).or_default().record(l);
+                }
+                self.count_errors(pdu, key);
+            }
+            None => {}
+        }
+    }
+
+    fn count_client(&mut self, pdu: &Pdu, len: u64) {
+        let t = &pdu.tree;
+        let Some(h) = (!t.nodes.is_empty())
+            .then(|| t.child(0, "header"))
+            .flatten()
+        else {
+            return;
+        };
+        let id = match t.child(h, "ClientId").map(|n| *t.node(n)) {
+            Some(n) => match n.value {
+                Value::Str(s) => Some(String::from_utf8_lossy(t.bytes(n.buf, s)).into_owned()),
+                _ => None,
+            },
+            // Request header v0 has no client id.
+            None => return,
+        };
+        let slot = if self.clients.contains_key(&id) || self.clients.len() < MAX_CLIENT_IDS {
+            self.clients.entry(id).or_default()
+        } else {
+            &mut self.other_clients
+        };
+        slot.requests += 1;
+        slot.request_bytes += len;
+    }
+
+    fn count_errors(&mut self, pdu: &Pdu, key: i16) {
+        let t = &pdu.tree;
+        let Some(body) = (!t.nodes.is_empty()).then(|| t.child(0, "body")).flatten() else {
+            return;
+        };
+        let end = t.node(body).end;
+        for n in &t.nodes[body as usize..end as usize] {
+            if n.kind == Kind::Scalar && n.name.ends_with("ErrorCode") {
+                if let Value::Int(code) = n.value {
+                    if code != 0 {
+                        let code = i16::try_from(code).unwrap_or(i16::MIN);
+                        *self.errors.entry((key, code)).or_default() += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn error_label(code: i16) -> String {
+        match error_name(code) {
+            Some(n) => n.to_string(),
+            None => format!("UNKNOWN_CODE_{code}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_monotonic_and_tight() {
+        let mut last = 0;
+        for v in (0..100_000u64).chain((1..60).map(|s| 1u64 << s)) {
+            let b = bucket(v);
+            assert!(b >= last || v < 100_000, "bucket order");
+            last = last.max(b);
+            let mid = bucket_value(b) as f64;
+            assert!(
+                (mid - v as f64).abs() <= (v as f64) / 32.0 + 1.0,
+                "value {v} bucket mid {mid}"
+            );
+        }
+    }
+
+    #[test]
+    fn quantiles_of_a_known_sample() {
+        let mut h = Histogram::default();
+        for ms in 1..=100 {
+            h.record(ms * 1_000_000);
+        }
+        let p50 = h.quantile(0.5).unwrap() as f64 / 1e6;
+        let p99 = h.quantile(0.99).unwrap() as f64 / 1e6;
+        assert!((p50 - 50.0).abs() <= 50.0 / 32.0, "{p50}");
+        assert!((p99 - 99.0).abs() <= 99.0 / 32.0, "{p99}");
+        assert_eq!(h.quantile(1.0), Some(100_000_000));
+        assert_eq!(h.quantile(0.0), Some(1_000_000));
+        assert_eq!(Histogram::default().quantile(0.5), None);
+    }
+}
