@@ -8,6 +8,8 @@
 //! - In `--annotate` mode the size prefix is the member `"size_prefix"` (offset 0, length 4), so
 //!   that every byte of the frame is covered by some member, and the root's `"length"` is the
 //!   frame length (in plain mode `"length"` is the size prefix's value, as tshark's `kafka.len`).
+//! - A tree whose root is an array (batches of a log segment or snapshot) prints it as
+//!   `"batches"`; `stream_offset` is then the file offset of the first batch.
 //! - Capture notes (gaps, TLS, skipped bytes) print as objects with the origin keys, `"note"`
 //!   (the diagnostic code) and `"diagnostics"`, and no `header`/`body`.
 
@@ -68,7 +70,7 @@ pub fn write_base64<W: Write + ?Sized>(w: &mut W, data: &[u8]) -> io::Result<()>
     for chunk in data.chunks(768) {
         let n = STANDARD
             .encode_slice(chunk, &mut buf)
-            .map_err(|e| io::Error::new(io::ErrorKind::Other, e.to_string()))?;
+            .map_err(|e| io::Error::other(e.to_string()))?;
         w.write_all(&buf[..n])?;
     }
     w.write_all(b"\"")
@@ -151,11 +153,17 @@ pub fn write_pdu<W: Write + ?Sized>(
             )?;
         }
     }
-    if root.is_some() {
+    if let Some(r) = root {
         let mut p = Printer { t, o, sasl: false };
-        for c in t.children(0) {
-            w.write_all(b",")?;
-            p.member(w, c, 1)?;
+        if r.kind == Kind::Array {
+            // A log file's batches (one tree per batch, or a corrupt region).
+            w.write_all(b",\"batches\":")?;
+            p.annotated(w, 0, 1)?;
+        } else {
+            for c in t.children(0) {
+                w.write_all(b",")?;
+                p.member(w, c, 1)?;
+            }
         }
     }
     w.write_all(b",\"diagnostics\":")?;

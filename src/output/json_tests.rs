@@ -367,3 +367,28 @@ fn summary_line_and_color_switch() {
         "no escape with color on"
     );
 }
+
+#[test]
+fn capture_notes_are_objects_without_header_or_body() {
+    let mut o = crate::pdu::Origin {
+        index: 7,
+        frame: Some(9),
+        ..Default::default()
+    };
+    o.stream_offset = Some(104);
+    let d = crate::wire::diag::Diagnostic::warning(
+        "frame-incomplete",
+        "capture",
+        0,
+        "only 62 of 116 bytes",
+    );
+    let mut v = Vec::new();
+    write_note(&mut v, &o, &d, None).unwrap();
+    assert_eq!(
+        String::from_utf8(v).unwrap(),
+        concat!(
+            r#"{"index":7,"frame":9,"last_frame":9,"stream_offset":104,"note":"frame-incomplete","#,
+            r#""diagnostics":[{"severity":"warning","code":"frame-incomplete","path":"capture","offset":0,"message":"only 62 of 116 bytes"}]}"#
+        )
+    );
+}

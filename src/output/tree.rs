@@ -35,6 +35,9 @@ fn title(o: &Origin, input: Option<&str>) -> String {
     if let Some(ts) = o.ts_ns {
         let _ = write!(s, " {}", super::time::rfc3339_nanos(ts));
     }
+    if let (None, Some(at)) = (o.frame, o.stream_offset) {
+        let _ = write!(s, " at byte {at}");
+    }
     s
 }
 
@@ -103,8 +106,12 @@ pub fn write_pdu<W: Write + ?Sized>(
                 )?;
             }
         }
-        for c in t.children(0) {
-            r.node(w, c, 0, false)?;
+        if t.nodes[0].kind == Kind::Array {
+            r.node(w, 0, 0, false)?;
+        } else {
+            for c in t.children(0) {
+                r.node(w, c, 0, false)?;
+            }
         }
     }
     for d in &t.diags {
@@ -213,7 +220,13 @@ impl Rows<'_> {
             format!(
                 "{}{}{}",
                 p.name(),
-                if n.name.is_empty() { "_" } else { n.name },
+                if id == 0 && n.name.is_empty() {
+                    "batches"
+                } else if n.name.is_empty() {
+                    "_"
+                } else {
+                    n.name
+                },
                 p.reset()
             )
         };
