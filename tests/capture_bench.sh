@@ -15,8 +15,10 @@ PORTS='tcp.port==19092,kafka -d tcp.port==19093,kafka -d tcp.port==19094,kafka'
 # run NAME CMD...: wall seconds and peak RSS (KiB) of CMD, output discarded.
 run() {
   local name=$1; shift
-  local t
-  t=$( { /usr/bin/time -f "%e %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+  local t tf
+  tf=$(mktemp)
+  /usr/bin/time -o "$tf" -f "%e %M" "$@" >/dev/null 2>/dev/null
+  t=$(tail -1 "$tf"); rm -f "$tf"
   printf '%-28s %8s s %10s KiB\n' "$name" ${t% *} ${t#* } >&2
   echo "$t"
 }

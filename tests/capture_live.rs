@@ -116,7 +116,7 @@ fn live_loopback_conversation_is_decoded_as_it_arrives() {
         return;
     }
     let frames = real_frames();
-    let out = capture_around(&[], &frames);
+    let out = capture_around(&["--format", "jsonl"], &frames);
     let text = String::from_utf8_lossy(&out);
     let lines: Vec<serde_json::Value> = text
         .lines()
@@ -143,7 +143,7 @@ fn live_loopback_conversation_is_decoded_as_it_arrives() {
     assert!(pdus
         .iter()
         .filter(|p| p["direction"] == "response")
-        .all(|p| p["request_frame"].is_u64() && p["latency_us"].is_f64()));
+        .all(|p| p["request_frame"].is_u64() && p["latency_us"].is_number()));
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! - `cmd`: the arguments (one line, whitespace-separated; `#` lines are comments), run in the
 //!   case's directory with `--color never` unless the case sets `--color` itself;
 //! - `env` (optional): `NAME=value` lines added to the environment;
+//! - `stdin` (optional): fed to the command's standard input;
 //! - `expected.stdout`, `expected.stderr`, `expected.code`: what must come out.
 //!
 //! `BLESS=1 cargo test --test cli_golden` rewrites the expected files from the current output;
@@ -47,10 +48,15 @@ fn run_case(dir: &Path) -> Outcome {
         args.insert(0, "--color=never".into());
     }
     let mut c = Command::new(env!("CARGO_BIN_EXE_kinspect"));
+    let stdin = std::fs::read(dir.join("stdin")).ok();
     c.args(&args)
         .current_dir(dir)
         .env_remove("NO_COLOR")
-        .stdin(Stdio::null());
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
     if let Ok(env) = std::fs::read_to_string(dir.join("env")) {
         for l in env.lines().filter(|l| !l.trim().is_empty()) {
             let (k, v) = l.split_once('=').expect("env lines are NAME=value");
@@ -63,6 +69,12 @@ fn run_case(dir: &Path) -> Outcome {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    if let Some(data) = stdin {
+        let mut si = child.stdin.take().unwrap();
+        std::thread::spawn(move || {
+            let _ = std::io::Write::write_all(&mut si, &data);
+        });
+    }
     // Read the pipes on threads so a big output cannot block the child.
     let mut so = child.stdout.take().unwrap();
     let mut se = child.stderr.take().unwrap();

@@ -366,3 +366,45 @@ fn old_quorum_state_voters_and_broken_files_are_reported_where_they_break() {
     assert_eq!(d.code, "quorum-state-invalid");
     assert!(d.message.starts_with("line 2 column"), "{}", d.message);
 }
+
+#[test]
+fn files_are_recognised_by_name_and_decoded_from_disk() {
+    let dir = std::env::temp_dir().join(format!("kinspect-records-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let seg = dir.join("00000000000000000000.log");
+    let batches = fetched_batches();
+    std::fs::write(&seg, batches[..3].concat()).unwrap();
+    let qs = dir.join("quorum-state");
+    std::fs::write(
+        &qs,
+        br#"{"leaderId":2,"leaderEpoch":7,"votedId":-1,"data_version":1}"#,
+    )
+    .unwrap();
+    let other = dir.join("notes.txt");
+    std::fs::write(&other, b"hello").unwrap();
+    let ctx = RecordsContext::default();
+    let mut n = 0;
+    let sum = kinspect::records::file::decode_path(&seg, None, &ctx, &mut |_, _| n += 1)
+        .unwrap()
+        .unwrap();
+    assert_eq!((sum.batches, n), (3, 3));
+    let mut leader = None;
+    let sum = kinspect::records::file::decode_path(&qs, None, &ctx, &mut |_, t| {
+        leader = Some(int(t, 0, "leaderId"))
+    })
+    .unwrap()
+    .unwrap();
+    assert_eq!((sum.items, leader), (1, Some(2)));
+    assert!(
+        kinspect::records::file::decode_path(&other, None, &ctx, &mut |_, _| {})
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(
+        FileKind::of_path(std::path::Path::new(
+            "/x/00000000000000001234-0000000001.checkpoint"
+        )),
+        Some(FileKind::Snapshot)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

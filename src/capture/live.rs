@@ -119,9 +119,11 @@ pub fn capture_live(
         match cap.next_packet() {
             Ok(pkt) => {
                 frame += 1;
-                let ts_ns = (pkt.header.ts.tv_sec as i64)
+                // time_t and suseconds_t are 32-bit on some targets.
+                #[allow(clippy::useless_conversion)]
+                let ts_ns = i64::from(pkt.header.ts.tv_sec)
                     .saturating_mul(1_000_000_000)
-                    .saturating_add(pkt.header.ts.tv_usec as i64 * 1000);
+                    .saturating_add(i64::from(pkt.header.ts.tv_usec) * 1000);
                 if let Some(t) = tap.as_mut() {
                     t.packet(linktype, ts_ns, pkt.data, pkt.header.len)?;
                 }

@@ -64,6 +64,13 @@ impl Histogram {
             return None;
         }
         let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
+        // The extremes are known exactly; only inner ranks need the buckets.
+        if rank >= self.count {
+            return Some(self.max_ns);
+        }
+        if rank == 1 {
+            return Some(self.min_ns);
+        }
         let mut seen = 0;
         for (&b, &n) in &self.buckets {
             seen += n;

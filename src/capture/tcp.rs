@@ -357,8 +357,7 @@ fn deliver(
     fi: usize,
     data: &[u8],
     wire_len: u64,
-    frame: u64,
-    ts: i64,
+    (frame, ts): (u64, i64),
     opts: &CaptureOptions,
     out: &mut Counter<'_>,
 ) {
@@ -393,7 +392,15 @@ fn accept(
         // Overlap: keep only what is new.
         let skip = (next - off) as usize;
         let data = seg.payload.get(skip..).unwrap_or(&[]);
-        deliver(c, fi, data, wire - skip as u64, p.frame, p.ts_ns, opts, out);
+        deliver(
+            c,
+            fi,
+            data,
+            wire - skip as u64,
+            (p.frame, p.ts_ns),
+            opts,
+            out,
+        );
         drain_held(c, fi, opts, out);
         return;
     }
@@ -416,7 +423,7 @@ fn accept(
     }
     let f = &mut c.flows[fi];
     // A segment held twice (retransmitted before the hole filled) keeps its longest copy.
-    if f.held.get(&off).is_none_or(|h| h.wire_len < seg.wire_len) {
+    if f.held.get(&off).map_or(true, |h| h.wire_len < seg.wire_len) {
         if let Some(old) = f.held.insert(
             off,
             Held {
@@ -457,7 +464,7 @@ fn drain_held(c: &mut Connection, fi: usize, opts: &CaptureOptions, out: &mut Co
         }
         let skip = (next - off) as usize;
         let data = h.data.get(skip..).unwrap_or(&[]);
-        deliver(c, fi, data, wire - skip as u64, h.frame, h.ts, opts, out);
+        deliver(c, fi, data, wire - skip as u64, (h.frame, h.ts), opts, out);
     }
 }
 

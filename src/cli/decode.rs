@@ -14,6 +14,8 @@ use crate::input::{detect, split_prefixed, InputKind, DETECT_BYTES};
 use crate::output::{use_color, Format, Options, Printer};
 use crate::pdu::{Direction, Hints, Origin, Pdu};
 use crate::protocol::Protocol;
+use crate::records::file::{decode_log_file, decode_quorum_state, FileKind};
+use crate::records::{AsType, RecordsContext};
 use crate::wire::decode::Decoder;
 use crate::wire::diag::{Diagnostic, Severity};
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
@@ -21,7 +23,8 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Inputs: pcap/pcapng captures, hex dumps, raw frames; `-` or nothing for stdin.
+    /// Inputs: pcap/pcapng captures, hex dumps, raw frames, Kafka log segments/snapshots; `-`
+    /// or nothing for stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Force the kind of input instead of detecting it.
@@ -39,7 +42,7 @@ pub struct Args {
     /// For a frame on its own: the API version (for a response, its request's version).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub api_version: Option<i16>,
-    /// The frame is a response (needs --api and --api-version).
+    /// The frame is a response (with --api and --api-version its body is decoded too).
     #[arg(long, conflicts_with = "request")]
     pub response: bool,
     /// The frame is a request.
@@ -51,6 +54,10 @@ pub struct Args {
     /// Show only these APIs (names or keys; repeat or separate with commas).
     #[arg(long, value_name = "NAME|KEY", value_delimiter = ',')]
     pub api_filter: Vec<String>,
+    /// Captures: show only these TCP connections (numbered from 0 in order of appearance, as
+    /// tshark's `tcp.stream`; repeat or separate with commas).
+    #[arg(long, value_name = "N", value_delimiter = ',')]
+    pub stream: Vec<u32>,
     /// Show only PDUs (and capture notes) with error diagnostics.
     #[arg(long)]
     pub errors_only: bool,
@@ -60,6 +67,17 @@ pub struct Args {
     /// Show SASL PLAIN passwords instead of masking them.
     #[arg(long)]
     pub show_secrets: bool,
+    /// Log files: read records as this internal topic's (consumer-offsets, transaction-state,
+    /// share-group-state, cluster-metadata) or as plain data (raw), whatever the folder says.
+    #[arg(long = "as", value_name = "TYPE", value_parser = parse_as)]
+    pub as_type: Option<AsType>,
+}
+
+fn parse_as(s: &str) -> Result<AsType, String> {
+    AsType::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = AsType::NAMES.iter().map(|(n, _)| *n).collect();
+        format!("expected one of {}", names.join(", "))
+    })
 }
 
 /// Resolves an API given by name (any case) or key.
@@ -148,6 +166,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         hints,
         no_prefix: args.no_size_prefix,
         filter,
+        streams: args.stream.clone(),
         errors_only: args.errors_only,
         printer,
         input_name: None,
@@ -155,15 +174,18 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         failed: false,
         out_closed: false,
         no_clock: false,
+        as_type: args.as_type,
     };
     let files: Vec<PathBuf> = if args.files.is_empty() {
         vec![PathBuf::from("-")]
     } else {
         args.files.clone()
     };
-    let mut capture_opts = CaptureOptions::default();
-    capture_opts.ports = args.port.clone();
-    capture_opts.show_secrets = args.show_secrets;
+    let capture_opts = CaptureOptions {
+        ports: args.port.clone(),
+        show_secrets: args.show_secrets,
+        ..CaptureOptions::default()
+    };
     for f in &files {
         if run.out_closed {
             break;
@@ -222,6 +244,7 @@ struct Run<W: Write> {
     hints: Hints,
     no_prefix: bool,
     filter: Vec<i16>,
+    streams: Vec<u32>,
     errors_only: bool,
     printer: Printer<W>,
     input_name: Option<String>,
@@ -233,6 +256,7 @@ struct Run<W: Write> {
     out_closed: bool,
     /// The packets came from a hex dump: their capture timestamps are made up (zero).
     no_clock: bool,
+    as_type: Option<AsType>,
 }
 
 impl<W: Write> Run<W> {
@@ -255,10 +279,74 @@ impl<W: Write> Run<W> {
             InputKind::Pcap => self.capture(reader, copts),
             InputKind::Hex => self.hex(BufReader::with_capacity(1 << 16, reader), copts),
             InputKind::Raw => self.raw(BufReader::with_capacity(1 << 16, reader)),
-            InputKind::Log => Err(
-                "Kafka log segments and checkpoint files are not decoded by this build yet".into(),
-            ),
+            InputKind::Log => self.log(reader, name),
         }
+    }
+
+    /// A log segment, snapshot or quorum-state file: one output object per batch (or corrupt
+    /// region), `stream_offset` = the batch's file offset. The topic, which decides how
+    /// internal-topic records are read, comes from `--as` or the `TOPIC-PARTITION` folder name.
+    fn log<R: Read>(&mut self, reader: R, name: &str) -> Result<(), String> {
+        let path = std::path::Path::new(name);
+        let kind = FileKind::of_path(path).unwrap_or(FileKind::Segment);
+        let topic = path
+            .parent()
+            .and_then(|d| d.file_name())
+            .and_then(|d| d.to_str())
+            .and_then(|d| d.rsplit_once('-'))
+            .filter(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            .map(|(t, _)| t.to_string());
+        let ctx = RecordsContext {
+            topic: topic.as_deref(),
+            partial_tail_ok: true,
+            as_type: self.as_type,
+        };
+        let mut index = 0u64;
+        if kind == FileKind::QuorumState {
+            let t = decode_quorum_state(reader).map_err(|e| e.to_string())?;
+            self.tree(
+                Origin {
+                    index,
+                    ..Origin::default()
+                },
+                &t,
+            );
+            return Ok(());
+        }
+        decode_log_file(reader, kind, &ctx, &mut |at, t| {
+            self.tree(
+                Origin {
+                    index,
+                    stream_offset: Some(at),
+                    ..Origin::default()
+                },
+                t,
+            );
+            index += 1;
+        })
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    }
+
+    /// Shows a tree that is not a Kafka message (a log batch): no API, so `--api-filter`
+    /// hides it.
+    fn tree(&mut self, origin: Origin, t: &crate::wire::tree::Tree) {
+        if self.out_closed || !self.filter.is_empty() || !self.streams.is_empty() {
+            return;
+        }
+        let has_errors = t.has_errors();
+        if self.errors_only && !has_errors {
+            return;
+        }
+        self.errors |= has_errors;
+        self.pdu = Pdu {
+            origin,
+            tree: std::mem::take(&mut self.pdu.tree),
+            ..Pdu::default()
+        };
+        self.pdu.tree.clone_from(t);
+        let r = self.printer.pdu(&self.pdu, self.input_name.as_deref());
+        self.wrote(r);
     }
 
     fn capture<R: Read>(&mut self, reader: R, copts: &CaptureOptions) -> Result<(), String> {
@@ -377,6 +465,9 @@ impl<W: Write> Run<W> {
         if !self.filter.is_empty() && !self.pdu.api_key.is_some_and(|k| self.filter.contains(&k)) {
             return;
         }
+        if !self.stream_shown(&self.pdu.origin) {
+            return;
+        }
         let has_errors = self.pdu.tree.has_errors();
         if self.errors_only && !has_errors {
             return;
@@ -392,7 +483,7 @@ impl<W: Write> Run<W> {
             origin.ts_ns = None;
         }
         self.printer.clock(origin.ts_ns);
-        if self.out_closed || !self.filter.is_empty() {
+        if self.out_closed || !self.filter.is_empty() || !self.stream_shown(&origin) {
             return;
         }
         let origin = &origin;
@@ -403,6 +494,12 @@ impl<W: Write> Run<W> {
         self.errors |= is_error;
         let r = self.printer.note(origin, d, self.input_name.as_deref());
         self.wrote(r);
+    }
+
+    /// `--stream`: something with no connection (a hex frame, a file-level note) is shown
+    /// only when no stream is asked for.
+    fn stream_shown(&self, o: &Origin) -> bool {
+        self.streams.is_empty() || o.conn.is_some_and(|c| self.streams.contains(&c.stream))
     }
 
     fn wrote(&mut self, r: io::Result<()>) {

@@ -180,9 +180,12 @@ impl<R: BufRead> HexReader<R> {
                 "block larger than the largest Kafka frame",
             ));
         }
+        // Only dump rows (16 or 32 bytes) can be repeated by `*`; a hex stream's one long
+        // line is not kept twice.
         self.last_row.clear();
-        let row = self.cur[before..].to_vec();
-        self.last_row = row;
+        if self.cur.len() - before <= 64 {
+            self.last_row.extend_from_slice(&self.cur[before..]);
+        }
         Ok(out)
     }
 }

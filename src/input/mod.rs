@@ -18,7 +18,7 @@ pub enum InputKind {
     Raw,
     /// A pcap or pcapng capture.
     Pcap,
-    /// A Kafka log segment (`*.log`) or checkpoint file.
+    /// A Kafka log segment (`*.log`), KRaft snapshot (`*.checkpoint`) or `quorum-state` file.
     Log,
 }
 
@@ -44,7 +44,7 @@ pub fn detect(name: Option<&str>, head: &[u8]) -> InputKind {
     if base.ends_with(".log") && looks_like_segment(head) {
         return InputKind::Log;
     }
-    if base.ends_with(".checkpoint") || base == "leader-epoch-checkpoint" {
+    if base.ends_with(".checkpoint") || base == "quorum-state" {
         return InputKind::Log;
     }
     if looks_like_hex(head) {
@@ -183,7 +183,14 @@ mod tests {
         );
         assert_eq!(detect(Some("x.log"), b"0000  00 12"), InputKind::Hex);
         assert_eq!(
-            detect(Some("leader-epoch-checkpoint"), b"0\n1\n0 0\n"),
+            detect(
+                Some("/m/__cluster_metadata-0/00000000000000000100-0000000001.checkpoint"),
+                &seg
+            ),
+            InputKind::Log
+        );
+        assert_eq!(
+            detect(Some("quorum-state"), b"{\"leaderId\":1}"),
             InputKind::Log
         );
     }
@@ -196,5 +203,53 @@ mod tests {
         // an ApiVersions request without its prefix: 0x00120003 is no plausible size here
         assert_eq!(split_prefixed(&[0, 0x12, 0, 3, 0, 0, 0, 1]), None);
         assert_eq!(split_prefixed(&[0xff, 0xff, 0xff, 0xff]), None);
+    }
+}
+
+#[cfg(test)]
+mod hostile {
+    use super::*;
+
+    /// Every reader on arbitrary bytes and on dump-like text: no panic, and each stops.
+    #[test]
+    fn readers_never_panic_on_arbitrary_input() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let text = b"0123456789abcdefx :|*\n\n Frame (9 bytes):\n";
+        for round in 0..2000 {
+            let len = (next() % 300) as usize;
+            let data: Vec<u8> = (0..len)
+                .map(|_| {
+                    if round % 2 == 0 {
+                        next() as u8
+                    } else {
+                        text[(next() % text.len() as u64) as usize]
+                    }
+                })
+                .collect();
+            let _ = detect(Some("x.log"), &data);
+            let _ = split_prefixed(&data);
+            let _ = packets::link_type(&data);
+            let mut h = hex::HexReader::new(&data[..]);
+            for _ in 0..1000 {
+                match h.next_block() {
+                    Ok(Some(_)) => {}
+                    _ => break,
+                }
+            }
+            for no_prefix in [false, true] {
+                let mut r = raw::RawReader::new(&data[..], no_prefix);
+                let mut n = 0;
+                while let Ok(Some(_)) = r.next_frame() {
+                    n += 1;
+                    assert!(n <= data.len() + 1, "raw reader does not stop");
+                }
+            }
+        }
     }
 }

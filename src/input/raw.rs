@@ -24,7 +24,12 @@ pub struct RawReader<R: Read> {
     queue: std::collections::VecDeque<RawFrame>,
     started: bool,
     streaming: bool,
+    /// Streaming: bytes read and not yet served start at `buf[pos]`, file offset `offset`.
+    buf: Vec<u8>,
+    pos: usize,
     offset: u64,
+    /// Inputs up to this size are read whole (one frame at most is this big).
+    whole_limit: u64,
 }
 
 impl<R: Read> RawReader<R> {
@@ -36,14 +41,17 @@ impl<R: Read> RawReader<R> {
             queue: Default::default(),
             started: false,
             streaming: false,
+            buf: Vec::new(),
+            pos: 0,
             offset: 0,
+            whole_limit: MAX_FRAME_SIZE as u64 + 4,
         }
     }
 
     pub fn next_frame(&mut self) -> io::Result<Option<RawFrame>> {
         if !self.started {
             self.started = true;
-            let limit = MAX_FRAME_SIZE as u64 + 4;
+            let limit = self.whole_limit;
             let mut head = Vec::new();
             (&mut self.r).take(limit + 1).read_to_end(&mut head)?;
             if head.len() as u64 <= limit {
@@ -57,10 +65,11 @@ impl<R: Read> RawReader<R> {
                 // Too big for one frame: it must be prefixed frames. Serve what was read, then
                 // stream the rest.
                 self.streaming = true;
-                self.stream_from(head)?;
+                self.buf = head;
             }
-        } else if self.streaming && self.queue.is_empty() {
-            self.stream_from(Vec::new())?;
+        }
+        if self.streaming {
+            return self.stream_one();
         }
         Ok(self.queue.pop_front())
     }
@@ -92,49 +101,44 @@ impl<R: Read> RawReader<R> {
         });
     }
 
-    /// Takes whole prefixed frames from `pending` + the reader until one frame is queued or
-    /// the input ends (a short last frame is passed on for the decoder to diagnose).
-    fn stream_from(&mut self, mut pending: Vec<u8>) -> io::Result<()> {
-        loop {
-            if pending.len() >= 4 {
-                let size = i32::from_be_bytes([pending[0], pending[1], pending[2], pending[3]]);
-                let want = 4 + (size.clamp(0, MAX_FRAME_SIZE as i32) as usize);
-                if pending.len() < want {
-                    let need = (want - pending.len()) as u64;
-                    (&mut self.r).take(need).read_to_end(&mut pending)?;
-                }
-                let take = want.min(pending.len());
-                let rest = pending.split_off(take);
-                let frame = std::mem::replace(&mut pending, rest);
-                let offset = self.offset;
-                self.offset += frame.len() as u64;
-                self.queue.push_back(RawFrame {
-                    data: frame,
-                    offset,
-                    has_size_prefix: Some(true),
-                });
-                if !pending.is_empty() {
-                    continue;
-                }
-                return Ok(());
+    /// Makes at least `n` unread bytes available, unless the input ends first.
+    fn fill(&mut self, n: usize) -> io::Result<usize> {
+        let avail = self.buf.len() - self.pos;
+        if avail < n {
+            if self.pos > 0 {
+                // Keep the buffer to about one frame: drop what was served.
+                self.buf.drain(..self.pos);
+                self.pos = 0;
             }
-            let before = pending.len();
-            (&mut self.r)
-                .take((4 - before) as u64)
-                .read_to_end(&mut pending)?;
-            if pending.len() == before {
-                if !pending.is_empty() {
-                    let offset = self.offset;
-                    self.offset += pending.len() as u64;
-                    self.queue.push_back(RawFrame {
-                        data: pending,
-                        offset,
-                        has_size_prefix: Some(true),
-                    });
-                }
-                return Ok(());
-            }
+            let need = (n - avail) as u64;
+            (&mut self.r).take(need).read_to_end(&mut self.buf)?;
         }
+        Ok(self.buf.len() - self.pos)
+    }
+
+    /// The next prefixed frame of a stream; a short last one is served as it is, for the
+    /// decoder to diagnose.
+    fn stream_one(&mut self) -> io::Result<Option<RawFrame>> {
+        let avail = self.fill(4)?;
+        if avail == 0 {
+            return Ok(None);
+        }
+        let mut take = avail;
+        if avail >= 4 {
+            let p = &self.buf[self.pos..self.pos + 4];
+            let size = i32::from_be_bytes([p[0], p[1], p[2], p[3]]);
+            let want = 4 + size.clamp(0, MAX_FRAME_SIZE as i32) as usize;
+            take = want.min(self.fill(want)?);
+        }
+        let data = self.buf[self.pos..self.pos + take].to_vec();
+        self.pos += take;
+        let offset = self.offset;
+        self.offset += take as u64;
+        Ok(Some(RawFrame {
+            data,
+            offset,
+            has_size_prefix: Some(true),
+        }))
     }
 }
 
@@ -175,15 +179,34 @@ mod tests {
     }
 
     #[test]
+    fn a_long_stream_is_served_frame_by_frame() {
+        let mut data = Vec::new();
+        for i in 0..1000u32 {
+            data.extend_from_slice(&(i % 7).to_be_bytes());
+            data.extend(std::iter::repeat(i as u8).take((i % 7) as usize));
+        }
+        let mut r = RawReader::new(&data[..], false);
+        r.whole_limit = 16;
+        let mut at = 0u64;
+        for i in 0..1000u32 {
+            let f = r.next_frame().unwrap().unwrap();
+            assert_eq!((f.offset, f.data.len() as u32), (at, 4 + i % 7));
+            assert!(f.data[4..].iter().all(|&b| b == i as u8));
+            at += f.data.len() as u64;
+        }
+        assert!(r.next_frame().unwrap().is_none());
+        assert!(
+            r.buf.capacity() < 1024,
+            "the buffer holds about one frame, not the stream"
+        );
+    }
+
+    #[test]
     fn streaming_serves_a_short_last_frame() {
-        let mut r = RawReader {
-            r: &[0u8, 0, 0, 4, 1, 2, 3, 4, 0, 0, 0, 9, 5][..],
-            no_prefix: false,
-            queue: Default::default(),
-            started: true,
-            streaming: true,
-            offset: 0,
-        };
+        let data = [0u8, 0, 0, 4, 1, 2, 3, 4, 0, 0, 0, 9, 5];
+        let mut r = RawReader::new(&data[..], false);
+        r.started = true;
+        r.streaming = true;
         let a = r.next_frame().unwrap().unwrap();
         let b = r.next_frame().unwrap().unwrap();
         assert_eq!((a.data.len(), b.data.len(), b.offset), (8, 5, 8));

@@ -8,6 +8,10 @@
 //! - In `--annotate` mode the size prefix is the member `"size_prefix"` (offset 0, length 4), so
 //!   that every byte of the frame is covered by some member, and the root's `"length"` is the
 //!   frame length (in plain mode `"length"` is the size prefix's value, as tshark's `kafka.len`).
+//! - With several inputs on one command line, each object names its file in `"input"` (right
+//!   after `"index"`, which counts from 0 within each input).
+//! - A tree whose root is an array (batches of a log segment or snapshot) prints it as
+//!   `"batches"`; `stream_offset` is then the file offset of the first batch.
 //! - Capture notes (gaps, TLS, skipped bytes) print as objects with the origin keys, `"note"`
 //!   (the diagnostic code) and `"diagnostics"`, and no `header`/`body`.
 
@@ -68,10 +72,41 @@ pub fn write_base64<W: Write + ?Sized>(w: &mut W, data: &[u8]) -> io::Result<()>
     for chunk in data.chunks(768) {
         let n = STANDARD
             .encode_slice(chunk, &mut buf)
-            .map_err(|e| io::Error::new(io::ErrorKind::Other, e.to_string()))?;
+            .map_err(|e| io::Error::other(e.to_string()))?;
         w.write_all(&buf[..n])?;
     }
     w.write_all(b"\"")
+}
+
+/// Writes an integer in decimal without going through `fmt` (the printer's hottest path).
+pub fn write_int<W: Write + ?Sized>(w: &mut W, v: i64) -> io::Result<()> {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        w.write_all(b"-")?;
+    }
+    w.write_all(&buf[i..])
+}
+
+/// Writes a uuid as a quoted JSON string, as Kafka prints it.
+fn write_uuid<W: Write + ?Sized>(w: &mut W, u: &[u8; 16]) -> io::Result<()> {
+    let mut buf = [0u8; 24];
+    buf[0] = b'"';
+    // 16 bytes are always 22 base64 characters, which fit.
+    let n = URL_SAFE_NO_PAD
+        .encode_slice(u, &mut buf[1..23])
+        .unwrap_or(0);
+    buf[1 + n] = b'"';
+    w.write_all(&buf[..n + 2])
 }
 
 /// A uuid as Kafka prints it: 22 characters of base64url without padding.
@@ -151,11 +186,17 @@ pub fn write_pdu<W: Write + ?Sized>(
             )?;
         }
     }
-    if root.is_some() {
+    if let Some(r) = root {
         let mut p = Printer { t, o, sasl: false };
-        for c in t.children(0) {
-            w.write_all(b",")?;
-            p.member(w, c, 1)?;
+        if r.kind == Kind::Array {
+            // A log file's batches (one tree per batch, or a corrupt region).
+            w.write_all(b",\"batches\":")?;
+            p.annotated(w, 0, 1)?;
+        } else {
+            for c in t.children(0) {
+                w.write_all(b",")?;
+                p.member(w, c, 1)?;
+            }
         }
     }
     w.write_all(b",\"diagnostics\":")?;
@@ -273,7 +314,10 @@ impl Printer<'_> {
             return self.value(w, id, depth);
         }
         let n = self.t.node(id);
-        write!(w, "{{\"offset\":{},\"length\":{}", n.offset, n.len)?;
+        w.write_all(b"{\"offset\":")?;
+        write_int(w, n.offset as i64)?;
+        w.write_all(b",\"length\":")?;
+        write_int(w, n.len as i64)?;
         if n.buf != 0 {
             write!(w, ",\"buffer\":{}", n.buf)?;
         }
@@ -407,9 +451,9 @@ impl Printer<'_> {
         match n.value {
             Value::None | Value::Null => w.write_all(b"null"),
             Value::Bool(b) => w.write_all(if b { b"true" } else { b"false" }),
-            Value::Int(i) => write!(w, "{i}"),
+            Value::Int(i) => write_int(w, i),
             Value::Float(f) => write_f64(w, f),
-            Value::Uuid(u) => write!(w, "\"{}\"", uuid_string(&u)),
+            Value::Uuid(u) => write_uuid(w, &u),
             Value::Str(s) => write_str(w, &String::from_utf8_lossy(self.t.bytes(n.buf, s))),
             Value::Bytes(s) => {
                 let b = self.t.bytes(n.buf, s);

@@ -367,3 +367,57 @@ fn summary_line_and_color_switch() {
         "no escape with color on"
     );
 }
+
+#[test]
+fn capture_notes_are_objects_without_header_or_body() {
+    let mut o = crate::pdu::Origin {
+        index: 7,
+        frame: Some(9),
+        ..Default::default()
+    };
+    o.stream_offset = Some(104);
+    let d = crate::wire::diag::Diagnostic::warning(
+        "frame-incomplete",
+        "capture",
+        0,
+        "only 62 of 116 bytes",
+    );
+    let mut v = Vec::new();
+    write_note(&mut v, &o, &d, None).unwrap();
+    assert_eq!(
+        String::from_utf8(v).unwrap(),
+        concat!(
+            r#"{"index":7,"frame":9,"last_frame":9,"stream_offset":104,"note":"frame-incomplete","#,
+            r#""diagnostics":[{"severity":"warning","code":"frame-incomplete","path":"capture","offset":0,"message":"only 62 of 116 bytes"}]}"#
+        )
+    );
+}
+
+#[test]
+fn integers_and_uuids_match_the_standard_formatting() {
+    for v in [
+        0i64,
+        1,
+        -1,
+        9,
+        10,
+        99,
+        100,
+        12345,
+        i64::MAX,
+        i64::MIN,
+        i32::MIN as i64,
+        -1000,
+    ] {
+        let mut b = Vec::new();
+        write_int(&mut b, v).unwrap();
+        assert_eq!(String::from_utf8(b).unwrap(), v.to_string());
+    }
+    let u: [u8; 16] = core::array::from_fn(|i| (i * 37 + 5) as u8);
+    let mut b = Vec::new();
+    write_uuid(&mut b, &u).unwrap();
+    assert_eq!(
+        String::from_utf8(b).unwrap(),
+        format!("\"{}\"", uuid_string(&u))
+    );
+}

@@ -95,12 +95,33 @@ impl Palette {
 /// Decides whether to color: `--color always|never` wins; `auto` colors only a terminal, and
 /// not when `NO_COLOR` is set to a non-empty value (no-color.org).
 pub fn use_color(choice: crate::cli::ColorChoice, is_terminal: bool) -> bool {
+    color_decision(choice, is_terminal, std::env::var_os("NO_COLOR").as_deref())
+}
+
+fn color_decision(
+    choice: crate::cli::ColorChoice,
+    is_terminal: bool,
+    no_color: Option<&std::ffi::OsStr>,
+) -> bool {
     use crate::cli::ColorChoice::*;
     match choice {
         Always => true,
         Never => false,
-        Auto => is_terminal && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty()),
+        Auto => is_terminal && no_color.map_or(true, |v| v.is_empty()),
     }
+}
+
+#[cfg(test)]
+#[test]
+fn color_follows_flag_then_terminal_then_no_color() {
+    use crate::cli::ColorChoice::*;
+    use std::ffi::OsStr;
+    assert!(color_decision(Always, false, Some(OsStr::new("1"))));
+    assert!(!color_decision(Never, true, None));
+    assert!(color_decision(Auto, true, None));
+    assert!(!color_decision(Auto, false, None));
+    assert!(!color_decision(Auto, true, Some(OsStr::new("1"))));
+    assert!(color_decision(Auto, true, Some(OsStr::new(""))));
 }
 
 /// A stream of PDUs and notes going to one output in one format.

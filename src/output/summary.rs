@@ -37,6 +37,9 @@ impl State {
             Some(f) => format!("{f:>6}"),
             None => format!("{:>6}", format!("#{}", o.index)),
         };
+        if let (None, Some(at)) = (o.frame, o.stream_offset) {
+            let _ = write!(s, " @{at}");
+        }
         if let Some(ts) = o.ts_ns {
             let first = *self.first_ts.get_or_insert(ts);
             let rel = ts.saturating_sub(first);
@@ -64,6 +67,15 @@ impl State {
                 Direction::Response => (c.server, c.client),
             };
             let _ = write!(s, " {from} → {to}");
+        }
+        if pdu
+            .tree
+            .nodes
+            .first()
+            .is_some_and(|r| r.kind == Kind::Array)
+        {
+            batches(&mut s, &pdu.tree);
+            return writeln!(w, "{s}{}", error_tail(&pdu.tree, p));
         }
         let dir = pdu.direction.map(|d| d.as_str()).unwrap_or("?");
         let _ = write!(s, " {dir:<8}");
@@ -96,39 +108,7 @@ impl State {
         }
         let facts = Facts::gather(&pdu.tree);
         facts.write(&mut s);
-        let errors = pdu
-            .tree
-            .diags
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .collect::<Vec<_>>();
-        if let Some(first) = errors.first() {
-            let _ = write!(
-                s,
-                " {}[{} error{}: {}]{}",
-                p.error(),
-                errors.len(),
-                if errors.len() == 1 { "" } else { "s" },
-                first.code,
-                p.reset()
-            );
-        }
-        let warnings = pdu
-            .tree
-            .diags
-            .iter()
-            .filter(|d| d.severity == Severity::Warning)
-            .count();
-        if warnings > 0 {
-            let _ = write!(
-                s,
-                " {}[{warnings} warning{}]{}",
-                p.warning(),
-                if warnings == 1 { "" } else { "s" },
-                p.reset()
-            );
-        }
-        writeln!(w, "{s}")
+        writeln!(w, "{s}{}", error_tail(&pdu.tree, p))
     }
 
     pub fn write_note<W: Write + ?Sized>(
@@ -270,5 +250,76 @@ fn str_of(t: &Tree, id: NodeId) -> Option<String> {
                 .to_string(),
         ),
         _ => None,
+    }
+}
+
+/// ` [N errors: first-code] [M warnings]`, or nothing.
+fn error_tail(t: &Tree, p: Palette) -> String {
+    let mut s = String::new();
+    let errors: Vec<&Diagnostic> = t
+        .diags
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    if let Some(first) = errors.first() {
+        let n = errors.len();
+        let _ = write!(
+            s,
+            " {}[{n} error{}: {}]{}",
+            p.error(),
+            if n == 1 { "" } else { "s" },
+            first.code,
+            p.reset()
+        );
+    }
+    let warnings = t
+        .diags
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .count();
+    if warnings > 0 {
+        let _ = write!(
+            s,
+            " {}[{warnings} warning{}]{}",
+            p.warning(),
+            if warnings == 1 { "" } else { "s" },
+            p.reset()
+        );
+    }
+    s
+}
+
+/// A log file's batch: `batch offsets A..B, N records, CODEC`.
+fn batches(s: &mut String, t: &Tree) {
+    for b in t.children(0) {
+        let int = |name: &str| match t.child(b, name).map(|c| t.node(c).value) {
+            Some(Value::Int(i)) => Some(i),
+            _ => None,
+        };
+        let n = t.node(b);
+        if n.kind != Kind::Struct {
+            let _ = write!(s, " {} bytes undecodable", n.len);
+            continue;
+        }
+        if let Some(base) = int("BaseOffset").or_else(|| int("Offset")) {
+            match int("LastOffsetDelta") {
+                Some(d) => {
+                    let _ = write!(s, " batch offsets {base}..{}", base.saturating_add(d));
+                }
+                None => {
+                    let _ = write!(s, " message offset {base}");
+                }
+            }
+        }
+        if let Some(r) = t.child(b, "Records") {
+            let _ = write!(s, ", {} records", t.children(r).count());
+        }
+        let codec = t
+            .child(b, "Attributes")
+            .and_then(|a| t.child(a, "Compression"))
+            .map(|c| t.node(c).value);
+        if let Some(Value::Label(l)) = codec {
+            let _ = write!(s, ", {l}");
+        }
     }
 }

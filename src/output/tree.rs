@@ -35,6 +35,9 @@ fn title(o: &Origin, input: Option<&str>) -> String {
     if let Some(ts) = o.ts_ns {
         let _ = write!(s, " {}", super::time::rfc3339_nanos(ts));
     }
+    if let (None, Some(at)) = (o.frame, o.stream_offset) {
+        let _ = write!(s, " at byte {at}");
+    }
     s
 }
 
@@ -103,8 +106,12 @@ pub fn write_pdu<W: Write + ?Sized>(
                 )?;
             }
         }
-        for c in t.children(0) {
-            r.node(w, c, 0, false)?;
+        if t.nodes[0].kind == Kind::Array {
+            r.node(w, 0, 0, false)?;
+        } else {
+            for c in t.children(0) {
+                r.node(w, c, 0, false)?;
+            }
         }
     }
     for d in &t.diags {
@@ -213,7 +220,13 @@ impl Rows<'_> {
             format!(
                 "{}{}{}",
                 p.name(),
-                if n.name.is_empty() { "_" } else { n.name },
+                if id == 0 && n.name.is_empty() {
+                    "batches"
+                } else if n.name.is_empty() {
+                    "_"
+                } else {
+                    n.name
+                },
                 p.reset()
             )
         };
@@ -248,6 +261,24 @@ impl Rows<'_> {
                     (false, false) => format!("{label} {what}"),
                 };
                 self.row(w, n.buf, n.offset, n.hdr as u32, depth, &text)?;
+                // Children decoded from another buffer (decompressed records): the container's
+                // own bytes after its header are the compressed form; show them once here.
+                if let Some(other) = self
+                    .t
+                    .children(id)
+                    .map(|c| self.t.node(c).buf)
+                    .find(|&b| b != n.buf)
+                {
+                    let own = n.len.saturating_sub(n.hdr as u32);
+                    if own > 0 {
+                        let note = format!(
+                            "{}({own} bytes, decoded below from buffer {other}){}",
+                            p.dim(),
+                            p.reset()
+                        );
+                        self.row(w, n.buf, n.offset + n.hdr as u32, own, depth + 1, &note)?;
+                    }
+                }
                 for (i, c) in self.t.children(id).enumerate() {
                     if n.kind == Kind::Array {
                         let cn = self.t.node(c);

@@ -65,6 +65,33 @@ pub struct LogSummary {
     pub had_errors: bool,
 }
 
+/// Decodes the Kafka file at `path` by its kind (see [`FileKind::of_path`]; `kind` overrides
+/// it): segments and snapshots are streamed through [`decode_log_file`], a quorum-state file is
+/// one tree. `Ok(None)` when the name says nothing and no kind was given.
+pub fn decode_path(
+    path: &Path,
+    kind: Option<FileKind>,
+    ctx: &RecordsContext,
+    each: &mut dyn FnMut(u64, &Tree),
+) -> io::Result<Option<LogSummary>> {
+    let Some(kind) = kind.or_else(|| FileKind::of_path(path)) else {
+        return Ok(None);
+    };
+    let f = io::BufReader::with_capacity(256 * 1024, std::fs::File::open(path)?);
+    if kind == FileKind::QuorumState {
+        let t = decode_quorum_state(f)?;
+        each(0, &t);
+        let bytes = t.buf(0).len() as u64;
+        return Ok(Some(LogSummary {
+            items: 1,
+            bytes,
+            had_errors: t.has_errors(),
+            ..Default::default()
+        }));
+    }
+    decode_log_file(f, kind, ctx, each).map(Some)
+}
+
 /// Streams a segment or snapshot from `r`, calling `each(file_offset, tree)` once per batch (or
 /// corrupt region, or cut-short tail). A snapshot gets `AsType::ClusterMetadata` unless the
 /// context says otherwise, and its first and last batches are checked for the snapshot

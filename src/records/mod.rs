@@ -37,6 +37,7 @@ pub mod batch;
 pub mod codec;
 pub mod control;
 pub mod file;
+pub mod fuzz;
 pub mod internal;
 pub mod legacy;
 pub mod read;

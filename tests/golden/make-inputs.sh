@@ -90,3 +90,51 @@ dg trailing-bytes '--api ApiVersions --api-version 3 --response' "$F6"
 dg size-mismatch '' "$(edit "$F8" 0 00000011 00000010)"
 dg missing-hints '--response' "$F11"
 dg apiversions-fallback '--api ApiVersions --api-version 3 --response' "$F9"
+
+# log segment: the records of mock-kcat-none frame 23 (Produce v7, topic "codec", partition 1),
+# bytes 52..2705: int32 length 2653 at 48, then the batches, written as a segment file
+P23=$(payload mock-kcat-none.pcap 23)
+mkdir -p log-segment/codec-1
+python3 - "$P23" log-segment/codec-1/00000000000000000000.log <<'PY'
+import sys
+b = bytes.fromhex(sys.argv[1])
+assert int.from_bytes(b[48:52], 'big') == 2653 and len(b) == 2705
+open(sys.argv[2], 'wb').write(b[52:])
+PY
+mk log-segment 'decode --format jsonl codec-1/00000000000000000000.log'
+
+# stdin and several inputs
+mk stdin-hex 'decode --format summary -'; { echo "$F8"; echo; echo "$F12"; } > stdin-hex/stdin
+mk multi-file 'decode --format jsonl a.hex b.bin'; echo "$F8" > multi-file/a.hex; bin "$F12" > multi-file/b.bin
+
+# a damaged capture: every packet cut to 128 bytes (capture notes in the summary)
+mk pcap-notes 'decode --format summary ../../../captures/mock-kcat-snaplen128.pcap'
+mk pcap-stream-filter 'decode --format summary --stream 1 ../../../captures/mock-kcat-none.pcap'
+
+# string-too-long: frame 4 with ClientSoftwareName (compact string, byte 22) made 32768 'x'
+# (compact length 32769 = uvarint 81 80 02); the size prefix fixed to match
+mkdir -p diag-string-too-long
+python3 - "$F4" diag-string-too-long/input.bin <<'PY'
+import sys
+b = bytes.fromhex(sys.argv[1])
+assert b[22] == 0x0b and b[23:33] == b"librdkafka"
+body = b[4:22] + bytes([0x81, 0x80, 0x02]) + b"x" * 32768 + b[33:]
+open(sys.argv[2], "wb").write(len(body).to_bytes(4, "big") + body)
+PY
+mk diag-string-too-long 'decode --format summary input.bin'
+
+# a gzip batch (records in a decompressed buffer): mock-kcat-gzip frame 14 (Produce v7, codec/1),
+# Records at 48: int32 length 195, then one batch
+G14=$(payload mock-kcat-gzip.pcap 14)
+mkdir -p log-segment-gzip/codec-1
+python3 - "$G14" log-segment-gzip/codec-1/00000000000000000000.log <<'PY'
+import sys
+b = bytes.fromhex(sys.argv[1])
+assert int.from_bytes(b[48:52], 'big') == 195 and len(b) == 247
+open(sys.argv[2], 'wb').write(b[52:])
+PY
+mk log-segment-gzip 'decode --format tree codec-1/00000000000000000000.log'
+
+# a whole capture as tshark -x text (every packet, reassembled sections included)
+mk hex-tshark-x-capture 'decode --format summary input.hex'
+tshark -r "$CAP/tansu-kcat-apiversions-fail.pcap" -x 2>/dev/null > hex-tshark-x-capture/input.hex
