@@ -150,3 +150,45 @@ fn out_of_order_data_is_bounded() {
     .unwrap();
     assert!(codes.contains(&"reassembly-overflow"), "{codes:?} {s:?}");
 }
+
+#[test]
+fn a_flood_of_tiny_holes_is_bounded() {
+    // 150 000 one-byte segments, each after its own one-byte hole: every one is held, and each
+    // costs more than its byte, so the bound is reached long before the bytes add up to it.
+    let mut c = Conversation::new(
+        "127.0.0.1:40000".parse().unwrap(),
+        "127.0.0.1:9092".parse().unwrap(),
+    );
+    c.handshake();
+    let base = c.packets[2].seq;
+    let template = c.packets[2].clone();
+    let mut pk = c.packets.clone();
+    for i in 0..150_000u32 {
+        let mut p = template.clone();
+        p.seq = base.wrapping_add(1 + 2 * i);
+        p.payload = vec![0x41];
+        p.flags = testgen::ACK | testgen::PSH;
+        pk.push(p);
+    }
+    let bytes = testgen::pcap(
+        Link::Raw.linktype(),
+        &testgen::records(&Link::Raw, &pk, usize::MAX),
+        false,
+        false,
+        65535,
+    );
+    let mut overflow = 0;
+    let mut gaps = 0;
+    read_capture(&bytes[..], &CaptureOptions::default(), &mut |ev| {
+        if let Event::Note { diag, .. } = ev {
+            overflow += usize::from(diag.code == "reassembly-overflow");
+            gaps += usize::from(diag.code == "gap");
+        }
+    })
+    .unwrap();
+    assert!(overflow >= 1, "the bound was reached");
+    assert!(
+        gaps > 1000,
+        "holes past the bound are declared lost one by one: {gaps}"
+    );
+}
