@@ -36,6 +36,7 @@
 pub mod batch;
 pub mod codec;
 pub mod control;
+pub mod encode;
 pub mod file;
 pub mod fuzz;
 pub mod internal;
