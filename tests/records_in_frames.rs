@@ -464,12 +464,13 @@ fn flip(b: &[u8], at: usize) -> Vec<u8> {
 
 #[test]
 fn damaged_captured_batches_encode_back_as_damaged() {
-    // Every captured batch with one byte flipped at a few places (CRC, attributes, record
+    // Every captured batch with one byte flipped at a few places (length, CRC, attributes, record
     // count, inside the records or the compressed payload): whatever the decoder makes of it,
     // the JSON carries every byte back.
     let mut dec = Decoder::new(builtin());
     let mut pdu = Pdu::default();
     let mut n = 0;
+    let mut forms = BTreeSet::new();
     for f in frames() {
         dec.decode_frame(&f.data, &f.hints, &mut pdu);
         if pdu.tree.has_errors() {
@@ -483,7 +484,7 @@ fn damaged_captured_batches_encode_back_as_damaged() {
             }
             let start = (node.offset + node.hdr as u32) as usize;
             let bytes = &f.data[start..(node.offset + node.len) as usize];
-            for at in [18, 22, 58, 64, bytes.len() / 2, bytes.len() - 2] {
+            for at in [10, 18, 22, 58, 64, bytes.len() / 2, bytes.len() - 2] {
                 if at >= bytes.len() {
                     continue;
                 }
@@ -493,6 +494,18 @@ fn damaged_captured_batches_encode_back_as_damaged() {
                     ..Default::default()
                 };
                 let (j, _) = records_json(&damaged, &ctx);
+                let text = j.to_string();
+                for form in [
+                    "_records_count",
+                    "_undecoded",
+                    "_error",
+                    "Partial",
+                    "_compressed",
+                ] {
+                    if text.contains(&format!("\"{form}\"")) {
+                        forms.insert(form);
+                    }
+                }
                 assert!(
                     encode_back(&j) == damaged,
                     "{} frame {} byte {at}: re-encoded bytes differ: {j}",
@@ -504,4 +517,6 @@ fn damaged_captured_batches_encode_back_as_damaged() {
         }
     }
     assert!(n >= 200, "only {n} damaged batches");
+    // The damage reached every way the JSON carries bytes the decoder could not use.
+    assert_eq!(forms.len(), 5, "forms seen: {forms:?}");
 }
