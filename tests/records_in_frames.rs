@@ -56,13 +56,6 @@ fn frames() -> Vec<Frame> {
     out
 }
 
-/// Every node called `name` in the tree, in pre-order.
-fn named(t: &Tree, name: &str) -> Vec<NodeId> {
-    (0..t.nodes.len() as NodeId)
-        .filter(|&i| t.node(i).name == name)
-        .collect()
-}
-
 /// The `records` fields of the message (not the batches' own `Records` arrays): the nodes
 /// called `Records` whose parent is not a batch (a batch has a `Magic` member).
 fn message_records(t: &Tree) -> Vec<NodeId> {

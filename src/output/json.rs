@@ -18,7 +18,7 @@
 use super::time;
 use crate::pdu::{Origin, Pdu};
 use crate::wire::diag::Diagnostic;
-use crate::wire::tree::{Kind, Node, NodeId, Span, Tree, Value};
+use crate::wire::tree::{Kind, Node, NodeId, Tree, Value};
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;
 use std::io::{self, Write};
@@ -427,13 +427,13 @@ impl Printer<'_> {
     fn batch_extras<W: Write + ?Sized>(
         &mut self,
         w: &mut W,
-        (compressed, count): (Option<(u16, Span)>, Option<i64>),
+        x: crate::records::encode::Extras,
         first: &mut bool,
     ) -> io::Result<()> {
         if self.o.annotate {
             return Ok(());
         }
-        if let Some(c) = count {
+        if let Some(c) = x.count {
             if !std::mem::take(first) {
                 w.write_all(b",")?;
             }
@@ -441,7 +441,7 @@ impl Printer<'_> {
             w.write_all(b":")?;
             write_int(w, c)?;
         }
-        if let Some((buf, s)) = compressed {
+        if let Some((buf, s)) = x.compressed {
             if !std::mem::take(first) {
                 w.write_all(b",")?;
             }

@@ -27,15 +27,20 @@ pub const COMPRESSED: &str = "_compressed";
 pub const RECORDS_COUNT: &str = "_records_count";
 const UNDECODED: &str = "_undecoded";
 
+/// Bytes a batch's JSON must carry beyond its decoded members (see [`extras`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extras {
+    /// The compressed bytes: buffer and span.
+    pub compressed: Option<(u16, Span)>,
+    /// The stored records count, when it differs from the records shown.
+    pub count: Option<i64>,
+}
+
 /// What the printers add before a batch's `Records` (or a wrapper's `InnerMessages`) member
 /// `id` of the batch struct `parent`: the compressed bytes (buffer and span) when the elements
 /// live in a decompressed buffer, and the stored count when it differs from the elements
 /// shown. `None` for any other member.
-pub fn extras(
-    tree: &Tree,
-    parent: NodeId,
-    id: NodeId,
-) -> Option<(Option<(u16, Span)>, Option<i64>)> {
+pub fn extras(tree: &Tree, parent: NodeId, id: NodeId) -> Option<Extras> {
     let n = tree.node(id);
     let v2 = match n.name {
         "Records" => true,
@@ -75,7 +80,10 @@ pub fn extras(
     } else {
         None
     };
-    Some((compressed.then_some((n.buf, content)), count))
+    Some(Extras {
+        compressed: compressed.then_some((n.buf, content)),
+        count,
+    })
 }
 
 /// Why a struct stopped early: an error, or its `_undecoded` region was reached.
@@ -105,9 +113,9 @@ pub fn encode_records(batches: &[J], out: &mut Vec<u8>, path: &str) -> Result<()
         if o.get("Partial") == Some(&J::Bool(true)) {
             partial(o, out, &p)?;
         } else if o.contains_key("MessageSize") || o.contains_key("Offset") {
-            finish(o, out, &p, |s, out| legacy(s, out))?;
+            finish(o, out, &p, legacy)?;
         } else {
-            finish(o, out, &p, |s, out| batch_v2(s, out))?;
+            finish(o, out, &p, batch_v2)?;
         }
     }
     Ok(())
@@ -121,24 +129,17 @@ fn finish(
     f: impl FnOnce(&S, &mut Vec<u8>) -> R<()>,
 ) -> Result<(), EncodeError> {
     let s = S { o, path };
-    match f(&s, out) {
-        Ok(()) => {
-            if let Some(u) = o.get(UNDECODED) {
-                out.extend(error_data(u, &s.at(UNDECODED)).unwrap_or_else(|| {
-                    Err(err(&s.at(UNDECODED), "expected {\"_error\",\"_data\"}"))
-                })?);
-            }
-            Ok(())
-        }
-        Err(Stop::Undecoded) => {
-            let u = o.get(UNDECODED).unwrap_or(&J::Null);
-            out.extend(error_data(u, &s.at(UNDECODED)).unwrap_or_else(|| {
-                Err(err(&s.at(UNDECODED), "expected {\"_error\",\"_data\"}"))
-            })?);
-            Ok(())
-        }
-        Err(Stop::Err(e)) => Err(e),
+    // Stopping early (`Stop::Undecoded`) only happens when `_undecoded` is present.
+    if let Err(Stop::Err(e)) = f(&s, out) {
+        return Err(e);
     }
+    if let Some(u) = o.get(UNDECODED) {
+        let p = s.at(UNDECODED);
+        let d =
+            error_data(u, &p).unwrap_or_else(|| Err(err(&p, "expected {\"_error\",\"_data\"}")))?;
+        out.extend(d);
+    }
+    Ok(())
 }
 
 /// A JSON struct being encoded, with its path for errors.

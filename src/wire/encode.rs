@@ -620,11 +620,11 @@ fn members(tree: &Tree, id: NodeId, m: &mut Map<String, J>) {
                 }
             }
             _ => {
-                if let Some((compressed, count)) = crate::records::encode::extras(tree, id, c) {
-                    if let Some(n) = count {
+                if let Some(x) = crate::records::encode::extras(tree, id, c) {
+                    if let Some(n) = x.count {
                         m.insert(RECORDS_COUNT.into(), J::from(n));
                     }
-                    if let Some((b, s)) = compressed {
+                    if let Some((b, s)) = x.compressed {
                         m.insert(COMPRESSED.into(), STANDARD.encode(tree.bytes(b, s)).into());
                     }
                 }
