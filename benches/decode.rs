@@ -2,7 +2,8 @@
 //! responses of ~40 APIs from librdkafka, kafka-python, kafkajs, confluent-kafka against two
 //! brokers), held in memory, decoded with `Decoder::decode_frame` and printed as JSON Lines by
 //! the output printer into a reused buffer. Reports frames/s and MB/s of frame bytes for decode
-//! alone and for decode + JSON Lines.
+//! alone and for decode + JSON Lines, with the records fields decoded into batches (the
+//! default) and kept raw (`--records raw`).
 //!
 //! Run: `CARGO_TARGET_DIR=... cargo bench --bench decode` (a release build; `-- 5` runs ~5 s
 //! per measurement instead of 2).
@@ -11,7 +12,7 @@ use kinspect::capture::{read_capture, CaptureOptions, Event};
 use kinspect::output::{Format, Options, Printer};
 use kinspect::pdu::{Hints, Pdu};
 use kinspect::protocol::builtin;
-use kinspect::wire::decode::Decoder;
+use kinspect::wire::decode::{Decoder, RecordsOptions};
 use std::time::{Duration, Instant};
 
 fn frames() -> Vec<(Hints, Vec<u8>)> {
@@ -79,11 +80,20 @@ fn main() {
         color: false,
         show_secrets: false,
     };
-    for (name, annotate) in [
-        ("decode + jsonl", false),
-        ("decode + jsonl annotated", true),
+    // `records raw`: the records fields kept as bytes (the decoder before batches were decoded
+    // in place), for comparison in the same run.
+    for (name, annotate, raw) in [
+        ("decode + jsonl", false, false),
+        ("decode + jsonl annotated", true, false),
+        ("records raw: decode", false, true),
+        ("records raw: + jsonl", false, true),
     ] {
+        dec.set_records(RecordsOptions { raw, as_type: None });
         let mut printer = Printer::new(Count(0), Options { annotate, ..opts });
+        if name.ends_with("decode") {
+            measure(name, &frames, secs, |h, d| dec.decode_frame(d, h, &mut pdu));
+            continue;
+        }
         measure(name, &frames, secs, |h, d| {
             dec.decode_frame(d, h, &mut pdu);
             let _ = printer.pdu(&pdu, None);

@@ -121,10 +121,7 @@ fn topic_ids_in_fetch_requests_resolve_to_names_from_metadata() {
         is_known_request: Some(builtin_known_request),
         ..CaptureOptions::default()
     };
-    for (capture, min_ids) in [
-        ("tansu-confluent-admin", 1),
-        ("tansu-confluent-group", 1),
-    ] {
+    for (capture, min_ids) in [("tansu-confluent-admin", 1), ("tansu-confluent-group", 1)] {
         let bytes = std::fs::read(common::captures_dir().join(format!("{capture}.pcap"))).unwrap();
         let mut dl = DecodeLoop::new(kinspect::protocol::builtin());
         let mut asked: Vec<[u8; 16]> = Vec::new();

@@ -17,6 +17,7 @@ use crate::protocol::Protocol;
 use crate::records::file::{decode_log_file, decode_quorum_state, FileKind};
 use crate::records::{AsType, RecordsContext};
 use crate::wire::decode::Decoder;
+use crate::wire::decode::RecordsOptions;
 use crate::wire::diag::{Diagnostic, Severity};
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -67,10 +68,23 @@ pub struct Args {
     /// Show SASL PLAIN passwords instead of masking them.
     #[arg(long)]
     pub show_secrets: bool,
-    /// Log files: read records as this internal topic's (consumer-offsets, transaction-state,
-    /// share-group-state, cluster-metadata) or as plain data (raw), whatever the folder says.
+    /// Read record keys and values as this internal topic's (consumer-offsets,
+    /// transaction-state, share-group-state, cluster-metadata) or as plain data (raw), whatever
+    /// the topic name (in a frame) or the folder (of a log file) says.
     #[arg(long = "as", value_name = "TYPE", value_parser = parse_as)]
     pub as_type: Option<AsType>,
+    /// `records` fields of Produce, Fetch, …: decoded into batches, or kept as base64 (raw).
+    #[arg(long, value_enum, value_name = "MODE", default_value = "batches")]
+    pub records: RecordsMode,
+}
+
+/// How `--records` shows the `records` fields of messages.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordsMode {
+    /// Record batches, records, keys and values (internal topics decoded).
+    Batches,
+    /// The field's bytes as base64, undecoded.
+    Raw,
 }
 
 fn parse_as(s: &str) -> Result<AsType, String> {
@@ -176,6 +190,10 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         no_clock: false,
         as_type: args.as_type,
     };
+    run.decoder.set_records(RecordsOptions {
+        raw: args.records == RecordsMode::Raw,
+        as_type: args.as_type,
+    });
     let files: Vec<PathBuf> = if args.files.is_empty() {
         vec![PathBuf::from("-")]
     } else {

@@ -388,6 +388,9 @@ impl Printer<'_> {
                     self.sasl = sasl;
                 }
             } else {
+                if let Some(x) = crate::records::encode::extras(self.t, id, c) {
+                    self.batch_extras(w, x, &mut first)?;
+                }
                 sep(w, &mut first)?;
                 self.member(w, c, depth + 1)?;
                 self.sasl = sasl;
@@ -415,6 +418,38 @@ impl Printer<'_> {
             w.write_all(b"]")?;
         }
         w.write_all(b"}")
+    }
+
+    /// The members a batch needs to be encoded back (`records::encode::extras`): the stored
+    /// records count when it differs from the records shown, and the compressed bytes. Not in
+    /// annotated output: they are copies of bytes inside `Records`, whose span locates them, and
+    /// the encoder reads plain JSON.
+    fn batch_extras<W: Write + ?Sized>(
+        &mut self,
+        w: &mut W,
+        x: crate::records::encode::Extras,
+        first: &mut bool,
+    ) -> io::Result<()> {
+        if self.o.annotate {
+            return Ok(());
+        }
+        if let Some(c) = x.count {
+            if !std::mem::take(first) {
+                w.write_all(b",")?;
+            }
+            write_str(w, crate::records::encode::RECORDS_COUNT)?;
+            w.write_all(b":")?;
+            write_int(w, c)?;
+        }
+        if let Some((buf, s)) = x.compressed {
+            if !std::mem::take(first) {
+                w.write_all(b",")?;
+            }
+            write_str(w, crate::records::encode::COMPRESSED)?;
+            w.write_all(b":")?;
+            write_base64(w, self.t.bytes(buf, s))?;
+        }
+        Ok(())
     }
 
     fn unknown_tag<W: Write + ?Sized>(&mut self, w: &mut W, n: &Node, tag: u32) -> io::Result<()> {

@@ -172,6 +172,11 @@ impl Facts {
             let n = t.node(c);
             match n.kind {
                 Kind::Struct | Kind::TaggedSection => self.walk(t, c, array, depth + 1),
+                // Decoded batches: their size, not their contents (record data and
+                // internal-topic structs are not this message's topics or groups).
+                Kind::Array if n.name == "Records" => {
+                    self.record_bytes += n.len.saturating_sub(n.hdr as u32) as u64
+                }
                 Kind::Array => self.walk(t, c, n.name, depth + 1),
                 Kind::Scalar => match (n.name, n.value) {
                     ("Name" | "Topic" | "TopicName", Value::Str(_))

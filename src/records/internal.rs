@@ -28,7 +28,7 @@ use crate::wire::tree::{Kind, Span, Value};
 const MAX_FRAME_FIELD: u32 = 32767;
 
 /// The KRaft control value schemas, by control type (2-6).
-const CONTROL_SCHEMAS: [&str; 5] = [
+pub(crate) const CONTROL_SCHEMAS: [&str; 5] = [
     "LeaderChangeMessage",
     "SnapshotHeaderRecord",
     "SnapshotFooterRecord",

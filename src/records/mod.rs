@@ -20,6 +20,17 @@
 //! - a batch cut short at the end of the data: the header fields that fit, then `Partial: true`
 //!   and `Incomplete` (the bytes present).
 //!
+//! In messages, the walker (`crate::wire::walk`) decodes every `records` field this way: the
+//! field is an `Array` of batches whose header is the length prefix; the topic comes from the
+//! enclosing struct's `Name`/`Topic`/`TopicName`; `--records raw` keeps the bytes instead.
+//!
+//! The JSON printers add two members to a batch (or legacy wrapper) that are not in the tree, so
+//! that [`encode`] can put every byte back (plain JSON only; annotated JSON locates the same
+//! bytes by the `Records` span): `_compressed` (base64 of the compressed bytes, before
+//! `Records`/`InnerMessages`, when the elements come from a decompressed buffer: recompressing
+//! would not give the same bytes) and `_records_count` (the stored count, when it differs from
+//! the records shown).
+//!
 //! Derived members (`CrcComputed`, `Timestamp`, `Offset`, `AbsoluteOffset`, `EffectiveTimestamp`,
 //! the attribute labels, `Partial`) have zero length: they describe bytes, they are not bytes.
 //!
@@ -36,6 +47,7 @@
 pub mod batch;
 pub mod codec;
 pub mod control;
+pub mod encode;
 pub mod file;
 pub mod fuzz;
 pub mod internal;

@@ -39,6 +39,7 @@ use super::cursor::Cursor;
 use super::diag::Diagnostic;
 use super::plan::{Plan, PlanCache};
 use super::tree::{Kind, NodeId, Span, Tree, Value};
+pub use super::walk::RecordsOptions;
 use super::walk::{Seg, Walker};
 use crate::limits::MAX_FRAME_SIZE;
 use crate::pdu::{Direction, Hints, Pdu};
@@ -56,6 +57,7 @@ pub struct Decoder {
     path: Vec<Seg>,
     /// Everything the registry says about (direction, api key, version), looked up once.
     routes: HashMap<(bool, i16, i16), Route>,
+    records: RecordsOptions,
 }
 
 /// How frames of one (direction, api key, version) decode.
@@ -78,7 +80,13 @@ impl Decoder {
             plans: PlanCache::default(),
             path: Vec::new(),
             routes: HashMap::new(),
+            records: RecordsOptions::default(),
         }
+    }
+
+    /// How `records` fields decode from now on (default: into batches).
+    pub fn set_records(&mut self, opts: RecordsOptions) {
+        self.records = opts;
     }
 
     pub fn protocol(&self) -> &'static Protocol {
@@ -380,7 +388,9 @@ impl Decoder {
                 format!("{name} v{v} is an unstable (unreleased) version in {release}"),
             ));
         }
-        Walker::new(&mut out.tree, frame, 0, "body", &mut self.path).message(plan, "body", p, end)
+        Walker::new(&mut out.tree, frame, 0, "body", &mut self.path)
+            .with_records(self.records, dir == Direction::Response)
+            .message(plan, "body", p, end)
     }
 }
 

@@ -13,6 +13,7 @@ use super::walk::TAGS;
 use crate::pdu::{Direction, Pdu};
 use crate::protocol::headers::header_version;
 use crate::protocol::Protocol;
+use crate::records::encode::{COMPRESSED, RECORDS_COUNT};
 use crate::schema::model::Prim;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine as _;
@@ -521,6 +522,16 @@ fn prim(
                 put_len(out, -1, compact, wide);
                 return Ok(());
             }
+            if let (Prim::Records, J::Array(batches)) = (p, v) {
+                // Decoded batches (src/records): encoded back field by field.
+                let mut b = Vec::new();
+                crate::records::encode::encode_records(batches, &mut b, path)?;
+                let n =
+                    i32::try_from(b.len()).map_err(|_| err(path, "records of more than 2 GiB"))?;
+                put_len(out, n, compact, true);
+                out.extend(b);
+                return Ok(());
+            }
             let bytes: std::borrow::Cow<[u8]> = match (p, v) {
                 (Prim::String, J::String(s)) => s.as_bytes().into(),
                 (Prim::String, _) => {
@@ -609,6 +620,14 @@ fn members(tree: &Tree, id: NodeId, m: &mut Map<String, J>) {
                 }
             }
             _ => {
+                if let Some(x) = crate::records::encode::extras(tree, id, c) {
+                    if let Some(n) = x.count {
+                        m.insert(RECORDS_COUNT.into(), J::from(n));
+                    }
+                    if let Some((b, s)) = x.compressed {
+                        m.insert(COMPRESSED.into(), STANDARD.encode(tree.bytes(b, s)).into());
+                    }
+                }
                 m.insert(cn.name.to_string(), tree_to_json(tree, c));
             }
         }

@@ -11,6 +11,7 @@ use super::diag::Diagnostic;
 use super::plan::{Plan, StructPlan, Ty};
 use super::tree::{Kind, NodeId, Span, Tree, Value};
 use crate::limits::{MAX_DEPTH, MAX_NODES_PER_TREE};
+use crate::records::{self, AsType, RecordsContext};
 use crate::schema::model::Prim;
 use std::fmt::Write as _;
 
@@ -40,6 +41,21 @@ enum Marker {
     Uvarint,
 }
 
+/// How `records` fields decode: as batches (the default) through [`crate::records`], or kept
+/// as opaque bytes (`--records raw`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecordsOptions {
+    /// Keep every `records` field as `Value::Bytes`.
+    pub raw: bool,
+    /// `--as TYPE`: how record keys and values are read, whatever the topic.
+    pub as_type: Option<AsType>,
+}
+
+/// String fields that name the topic of the records below them (Produce `TopicData[].Name`,
+/// Fetch `Responses[].Topic`, …): the innermost enclosing struct's one is used. A topic known
+/// only by id leaves the topic unknown.
+const TOPIC_FIELDS: [&str; 3] = ["Name", "Topic", "TopicName"];
+
 /// Decoding state for one message body in one buffer.
 pub(crate) struct Walker<'t, 'd> {
     pub tree: &'t mut Tree,
@@ -48,6 +64,12 @@ pub(crate) struct Walker<'t, 'd> {
     pub prefix: &'d str,
     pub path: &'t mut Vec<Seg>,
     depth: usize,
+    /// `None`: `records` fields stay bytes (message bodies inside records, headers).
+    records: Option<RecordsOptions>,
+    /// A cut last batch is normal (responses: the broker stops at its byte limit).
+    partial_tail_ok: bool,
+    /// The topic name field of the innermost enclosing struct that has one.
+    topic: Option<Span>,
 }
 
 impl<'t, 'd> Walker<'t, 'd> {
@@ -66,7 +88,17 @@ impl<'t, 'd> Walker<'t, 'd> {
             prefix,
             path,
             depth: 0,
+            records: None,
+            partial_tail_ok: false,
+            topic: None,
         }
+    }
+
+    /// Decodes `records` fields into batches as `opts` says; `response` allows a cut last batch.
+    pub fn with_records(mut self, opts: RecordsOptions, response: bool) -> Self {
+        self.records = (!opts.raw).then_some(opts);
+        self.partial_tail_ok = response;
+        self
     }
 
     fn path_string(&self) -> String {
@@ -270,7 +302,9 @@ impl<'t, 'd> Walker<'t, 'd> {
             return Ok(p);
         }
         self.depth += 1;
+        let outer_topic = self.topic;
         let r = self.members(plan, sp, p, limit);
+        self.topic = outer_topic;
         self.depth -= 1;
         match r {
             Ok(q) => {
@@ -290,6 +324,14 @@ impl<'t, 'd> Walker<'t, 'd> {
             let r = self.value(plan, &f.ty, f.name, f.nullable, f.compact, false, p, limit);
             self.path.pop();
             p = r?;
+            if self.records.is_some()
+                && matches!(f.ty, Ty::Prim(Prim::String))
+                && TOPIC_FIELDS.contains(&f.name)
+            {
+                if let Some(Value::Str(s)) = self.tree.nodes.last().map(|n| n.value) {
+                    self.topic = Some(s);
+                }
+            }
         }
         if sp.flexible {
             p = self.tagged_section(plan, sp, p, limit)?;
@@ -476,6 +518,11 @@ impl<'t, 'd> Walker<'t, 'd> {
             start: start as u32,
             len: len as u32,
         };
+        if p == Prim::Records {
+            if let Some(opts) = self.records {
+                return Ok(self.batches(opts, name, pos, hdr, span));
+            }
+        }
         let value = match p {
             Prim::String => {
                 if len > i16::MAX as usize {
@@ -503,6 +550,38 @@ impl<'t, 'd> Walker<'t, 'd> {
             .leaf(name, value, self.buf, pos as u32, (hdr + len) as u32);
         self.tree.node_mut(id).hdr = hdr as u16;
         Ok(start + len)
+    }
+
+    /// A `records` field's content as batches (see [`crate::records`]): an `Array` node whose
+    /// header is the length prefix.
+    fn batches(
+        &mut self,
+        opts: RecordsOptions,
+        name: &'static str,
+        pos: usize,
+        hdr: usize,
+        span: Span,
+    ) -> usize {
+        let data = self.data;
+        let topic = self.topic.and_then(|s| {
+            let b = data.get(s.start as usize..(s.start + s.len) as usize)?;
+            std::str::from_utf8(b).ok()
+        });
+        let ctx = RecordsContext {
+            topic,
+            partial_tail_ok: self.partial_tail_ok,
+            as_type: opts.as_type,
+        };
+        let id = self.tree.open(name, Kind::Array, self.buf, pos as u32);
+        self.tree.node_mut(id).hdr = hdr as u16;
+        // Most fetch responses carry empty records: no path to name, nothing to allocate.
+        if span.len > 0 {
+            let path = self.path_string();
+            records::decode_records(self.tree, self.buf, span.start, span.len, &ctx, &path);
+        }
+        let end = span.start + span.len;
+        self.tree.close(id, end);
+        end as usize
     }
 
     #[allow(clippy::too_many_arguments)]
