@@ -1,7 +1,7 @@
 //! A Kafka PDU as it flows from the inputs to the printers: where it came from, what it is,
 //! and its decoded tree.
 
-use crate::wire::tree::Tree;
+use crate::wire::tree::{NodeId, Tree};
 use std::net::SocketAddr;
 
 /// Which way a frame travels.
@@ -79,4 +79,18 @@ pub struct Pdu {
     pub latency_ns: Option<i64>,
     /// Root: a struct with `header` and `body` members.
     pub tree: Tree,
+    /// Topic names the capture's session knows for `TopicId` nodes of `tree` that their struct
+    /// does not name otherwise, in node order (see `capture::session::name_topic_ids`).
+    pub topic_names: Vec<(NodeId, String)>,
+}
+
+impl Pdu {
+    /// The name resolved for the `TopicId` node `id`, if any.
+    pub fn topic_name(&self, id: NodeId) -> Option<&str> {
+        self.topic_names
+            .binary_search_by_key(&id, |(n, _)| *n)
+            .ok()
+            .and_then(|i| self.topic_names.get(i))
+            .map(|(_, s)| s.as_str())
+    }
 }

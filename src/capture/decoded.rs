@@ -1,13 +1,15 @@
-//! The decode loop over a capture: every frame the reader delivers is decoded with the schema
-//! decoder, stamped with where it came from, checked against the session (negotiated versions)
-//! and handed on as a `Pdu`; notes pass through. One `Pdu` and one `Decoder` are reused for the
-//! whole capture, so memory stays flat however long it is.
+//! The decode loop shared by `kinspect decode` (every input kind) and `kinspect stats`: every
+//! frame is decoded with the schema decoder (topics known only by id named from the session, so
+//! their records decode), stamped with where it came from, checked against the session
+//! (negotiated versions, topic ids learnt) and handed on as a `Pdu` carrying the session's
+//! diagnostics and resolved topic names; capture notes pass through. One `Pdu` and one
+//! `Decoder` are reused for the whole input, so memory stays flat however long it is.
 
-use super::session::Session;
+use super::session::{name_topic_ids, Session};
 use super::{read_capture, CaptureError, CaptureOptions, CaptureSummary, Event};
-use crate::pdu::{Direction, Origin, Pdu};
+use crate::pdu::{Direction, Hints, Origin, Pdu};
 use crate::protocol::Protocol;
-use crate::wire::decode::Decoder;
+use crate::wire::decode::{Decoder, RecordsOptions};
 use crate::wire::diag::Diagnostic;
 
 /// What the decode loop hands on.
@@ -43,6 +45,30 @@ impl DecodeLoop {
         &self.session
     }
 
+    /// How `records` fields decode from now on.
+    pub fn set_records(&mut self, opts: RecordsOptions) {
+        self.decoder.set_records(opts);
+    }
+
+    /// Forgets the conversation: the next frames belong to another input.
+    pub fn new_input(&mut self) {
+        self.session = Session::new();
+    }
+
+    /// Decodes one frame, checks it against the session and learns from it.
+    pub fn frame(&mut self, origin: Origin, hints: &Hints, data: &[u8]) -> &Pdu {
+        self.decoder
+            .decode_frame_with(data, hints, &mut self.pdu, &self.session);
+        self.pdu.origin = origin;
+        // Also when the decoder stopped early (a frame too large to decode).
+        self.pdu.request_frame = hints.request_frame;
+        self.pdu.latency_ns = hints.latency_ns;
+        let found = self.session.observe(&self.pdu);
+        self.pdu.tree.diags.extend(found);
+        name_topic_ids(&self.pdu.tree, &self.session, &mut self.pdu.topic_names);
+        &self.pdu
+    }
+
     /// Decodes one event and passes the result to `f`.
     pub fn event(&mut self, ev: Event<'_>, f: &mut dyn FnMut(Decoded<'_>)) {
         match ev {
@@ -50,13 +76,7 @@ impl DecodeLoop {
                 origin,
                 hints,
                 data,
-            } => {
-                self.decoder.decode_frame(data, &hints, &mut self.pdu);
-                self.pdu.origin = origin;
-                let found = self.session.observe(&self.pdu);
-                self.pdu.tree.diags.extend(found);
-                f(Decoded::Pdu(&self.pdu));
-            }
+            } => f(Decoded::Pdu(self.frame(origin, &hints, data))),
             Event::Note { origin, diag } => f(Decoded::Note(&origin, &diag)),
         }
     }

@@ -3,13 +3,18 @@
 //! broker did not offer is diagnosed), and topic ids resolved to names from Metadata,
 //! DescribeTopicPartitions and CreateTopics responses.
 //!
+//! The names serve twice: the decoder reads `records` under a topic known only by id with them
+//! (`TopicNames`), and [`name_topic_ids`] lists them for the printers (`_topic_name`).
+//!
 //! Diagnostic codes (warnings, path `header.RequestApiVersion` or `header.RequestApiKey`):
 //! - `version-not-advertised`: the request's version is outside the range the broker advertised.
 //! - `api-not-advertised`: the broker's ApiVersions response did not list the request's API.
 
 use crate::pdu::{Direction, Pdu};
+use crate::wire::decode::TopicNames;
 use crate::wire::diag::Diagnostic;
 use crate::wire::tree::{Kind, NodeId, Tree, Value};
+use crate::wire::walk::{TOPIC_FIELDS, TOPIC_ID_FIELD};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
@@ -171,6 +176,41 @@ impl Session {
             }
         }
     }
+}
+
+impl TopicNames for Session {
+    fn topic_name(&self, id: [u8; 16]) -> Option<&str> {
+        Session::topic_name(self, id)
+    }
+}
+
+/// Fills `out` with the names `names` knows for the `TopicId` members of `tree`'s structs that
+/// carry no topic name of their own (a string `Name`, `Topic` or `TopicName`), in node order.
+/// Data-driven: any uuid member called `TopicId`, whatever the API.
+pub fn name_topic_ids(tree: &Tree, names: &dyn TopicNames, out: &mut Vec<(NodeId, String)>) {
+    out.clear();
+    for (i, n) in tree.nodes.iter().enumerate() {
+        if n.kind != Kind::Struct || n.value == Value::Null {
+            continue;
+        }
+        let id = i as NodeId;
+        let mut found = None;
+        let mut named = false;
+        for c in tree.children(id) {
+            let cn = tree.node(c);
+            match cn.value {
+                Value::Uuid(u) if cn.name == TOPIC_ID_FIELD && u != [0; 16] => found = Some((c, u)),
+                Value::Str(_) if TOPIC_FIELDS.contains(&cn.name) => named = true,
+                _ => {}
+            }
+        }
+        if let (Some((c, u)), false) = (found, named) {
+            if let Some(name) = names.topic_name(u) {
+                out.push((c, name.to_string()));
+            }
+        }
+    }
+    out.sort_unstable_by_key(|(c, _)| *c);
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! or the command line is wrong.
 
 use super::{Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
+use crate::capture::decoded::DecodeLoop;
 use crate::capture::{read_capture, CaptureOptions, Event};
 use crate::input::hex::HexReader;
 use crate::input::packets::{link_type, PcapFromHex};
@@ -16,7 +17,6 @@ use crate::pdu::{Direction, Hints, Origin, Pdu};
 use crate::protocol::Protocol;
 use crate::records::file::{decode_log_file, decode_quorum_state, FileKind};
 use crate::records::{AsType, RecordsContext};
-use crate::wire::decode::Decoder;
 use crate::wire::decode::RecordsOptions;
 use crate::wire::diag::{Diagnostic, Severity};
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
@@ -175,8 +175,8 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let printer = Printer::new(io::BufWriter::with_capacity(1 << 16, stdout.lock()), opts);
     let _ = PROTO.set(proto);
     let mut run = Run {
-        decoder: Decoder::new(proto),
-        pdu: Pdu::default(),
+        dl: DecodeLoop::new(proto),
+        log_pdu: Pdu::default(),
         hints,
         no_prefix: args.no_size_prefix,
         filter,
@@ -190,7 +190,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         no_clock: false,
         as_type: args.as_type,
     };
-    run.decoder.set_records(RecordsOptions {
+    run.dl.set_records(RecordsOptions {
         raw: args.records == RecordsMode::Raw,
         as_type: args.as_type,
     });
@@ -210,6 +210,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         }
         let name = f.to_string_lossy().to_string();
         run.input_name = (files.len() > 1).then(|| name.clone());
+        run.dl.new_input();
         let reader: Box<dyn Read> = if name == "-" {
             Box::new(io::stdin().lock())
         } else {
@@ -257,8 +258,10 @@ pub fn run(args: &Args, g: &Global) -> u8 {
 }
 
 struct Run<W: Write> {
-    decoder: Decoder,
-    pdu: Pdu,
+    /// Decoding and the session (negotiated versions, topic ids), shared with `stats`.
+    dl: DecodeLoop,
+    /// Reused for log-file batches, which are not Kafka messages.
+    log_pdu: Pdu,
     hints: Hints,
     no_prefix: bool,
     filter: Vec<i16>,
@@ -357,13 +360,13 @@ impl<W: Write> Run<W> {
             return;
         }
         self.errors |= has_errors;
-        self.pdu = Pdu {
+        self.log_pdu = Pdu {
             origin,
-            tree: std::mem::take(&mut self.pdu.tree),
+            tree: std::mem::take(&mut self.log_pdu.tree),
             ..Pdu::default()
         };
-        self.pdu.tree.clone_from(t);
-        let r = self.printer.pdu(&self.pdu, self.input_name.as_deref());
+        self.log_pdu.tree.clone_from(t);
+        let r = self.printer.pdu(&self.log_pdu, self.input_name.as_deref());
         self.wrote(r);
     }
 
@@ -464,34 +467,33 @@ impl<W: Write> Run<W> {
         Ok(())
     }
 
-    fn frame(&mut self, origin: Origin, mut hints: Hints, data: &[u8]) {
+    fn frame(&mut self, mut origin: Origin, mut hints: Hints, data: &[u8]) {
         if self.out_closed {
             return;
         }
         if hints.has_size_prefix.is_none() {
             hints.has_size_prefix = guess_size_prefix(PROTO.get().copied(), data, &hints);
         }
-        self.decoder.decode_frame(data, &hints, &mut self.pdu);
-        self.pdu.origin = origin;
-        self.pdu.request_frame = hints.request_frame;
-        self.pdu.latency_ns = hints.latency_ns;
         if self.no_clock {
-            self.pdu.origin.ts_ns = None;
-            self.pdu.latency_ns = None;
+            origin.ts_ns = None;
+            hints.latency_ns = None;
         }
-        self.printer.clock(self.pdu.origin.ts_ns);
-        if !self.filter.is_empty() && !self.pdu.api_key.is_some_and(|k| self.filter.contains(&k)) {
+        // Every frame goes through the session, shown or not: a hidden ApiVersions or
+        // Metadata response still decides what later frames mean.
+        let pdu = self.dl.frame(origin, &hints, data);
+        self.printer.clock(pdu.origin.ts_ns);
+        if !self.filter.is_empty() && !pdu.api_key.is_some_and(|k| self.filter.contains(&k)) {
             return;
         }
-        if !self.stream_shown(&self.pdu.origin) {
+        if !stream_shown(&self.streams, &pdu.origin) {
             return;
         }
-        let has_errors = self.pdu.tree.has_errors();
+        let has_errors = pdu.tree.has_errors();
         if self.errors_only && !has_errors {
             return;
         }
         self.errors |= has_errors;
-        let r = self.printer.pdu(&self.pdu, self.input_name.as_deref());
+        let r = self.printer.pdu(pdu, self.input_name.as_deref());
         self.wrote(r);
     }
 
@@ -501,7 +503,7 @@ impl<W: Write> Run<W> {
             origin.ts_ns = None;
         }
         self.printer.clock(origin.ts_ns);
-        if self.out_closed || !self.filter.is_empty() || !self.stream_shown(&origin) {
+        if self.out_closed || !self.filter.is_empty() || !stream_shown(&self.streams, &origin) {
             return;
         }
         let origin = &origin;
@@ -514,12 +516,6 @@ impl<W: Write> Run<W> {
         self.wrote(r);
     }
 
-    /// `--stream`: something with no connection (a hex frame, a file-level note) is shown
-    /// only when no stream is asked for.
-    fn stream_shown(&self, o: &Origin) -> bool {
-        self.streams.is_empty() || o.conn.is_some_and(|c| self.streams.contains(&c.stream))
-    }
-
     fn wrote(&mut self, r: io::Result<()>) {
         if let Err(e) = r {
             if e.kind() != io::ErrorKind::BrokenPipe {
@@ -529,6 +525,12 @@ impl<W: Write> Run<W> {
             self.out_closed = true;
         }
     }
+}
+
+/// `--stream`: something with no connection (a hex frame, a file-level note) is shown only
+/// when no stream is asked for.
+fn stream_shown(streams: &[u32], o: &Origin) -> bool {
+    streams.is_empty() || o.conn.is_some_and(|c| streams.contains(&c.stream))
 }
 
 /// Whether a frame on its own (hex, raw) starts with its size prefix, when its bytes say so

@@ -12,6 +12,10 @@
 //!   after `"index"`, which counts from 0 within each input).
 //! - A tree whose root is an array (batches of a log segment or snapshot) prints it as
 //!   `"batches"`; `stream_offset` is then the file offset of the first batch.
+//! - A `TopicId` the capture's session can name (from an earlier Metadata,
+//!   DescribeTopicPartitions or CreateTopics response), in a struct with no topic name of its
+//!   own, is followed by the sibling member `"_topic_name":"<name>"`. It is not on the wire:
+//!   the encoder ignores it, and `--annotate` output leaves it out (as the batch extras).
 //! - Capture notes (gaps, TLS, skipped bytes) print as objects with the origin keys, `"note"`
 //!   (the diagnostic code) and `"diagnostics"`, and no `header`/`body`.
 
@@ -187,7 +191,12 @@ pub fn write_pdu<W: Write + ?Sized>(
         }
     }
     if let Some(r) = root {
-        let mut p = Printer { t, o, sasl: false };
+        let mut p = Printer {
+            t,
+            o,
+            sasl: false,
+            names: pdu,
+        };
         if r.kind == Kind::Array {
             // A log file's batches (one tree per batch, or a corrupt region).
             w.write_all(b",\"batches\":")?;
@@ -292,6 +301,8 @@ struct Printer<'a> {
     o: &'a JsonOptions,
     /// Inside a SASL token (root member `token`): PLAIN passwords get masked.
     sasl: bool,
+    /// Resolved topic names (`_topic_name`).
+    names: &'a Pdu,
 }
 
 impl Printer<'_> {
@@ -394,6 +405,12 @@ impl Printer<'_> {
                 sep(w, &mut first)?;
                 self.member(w, c, depth + 1)?;
                 self.sasl = sasl;
+                if !self.o.annotate {
+                    if let Some(name) = self.names.topic_name(c) {
+                        w.write_all(b",\"_topic_name\":")?;
+                        write_str(w, name)?;
+                    }
+                }
             }
         }
         if unknown {

@@ -87,6 +87,7 @@ pub fn write_pdu<W: Write + ?Sized>(
             p,
             show_secrets: o.show_secrets,
             api_name: pdu.api_name,
+            pdu,
         };
         if t.nodes[0].hdr == 4 {
             if let Some(sp) = size_prefix(t) {
@@ -162,6 +163,8 @@ struct Rows<'a> {
     show_secrets: bool,
     /// The PDU's API name, shown next to the header's `RequestApiKey`.
     api_name: Option<&'static str>,
+    /// For resolved topic names: `TopicId = AAAA… (name)`.
+    pdu: &'a Pdu,
 }
 
 impl Rows<'_> {
@@ -338,7 +341,15 @@ impl Rows<'_> {
             }
             Kind::Scalar => {
                 let v = self.value(&n, depth);
-                let text = format!("{label} = {v}");
+                let text = match self.pdu.topic_name(id) {
+                    // Escaped as strings are (the name comes from the capture), unquoted.
+                    Some(name) => {
+                        let q = quote(name);
+                        let inner = q.get(1..q.len().saturating_sub(1)).unwrap_or(&q);
+                        format!("{label} = {v} ({inner})")
+                    }
+                    None => format!("{label} = {v}"),
+                };
                 self.row(w, n.buf, n.offset, n.len, depth, &text)
             }
         }

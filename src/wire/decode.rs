@@ -39,7 +39,7 @@ use super::cursor::Cursor;
 use super::diag::Diagnostic;
 use super::plan::{Plan, PlanCache};
 use super::tree::{Kind, NodeId, Span, Tree, Value};
-pub use super::walk::RecordsOptions;
+pub use super::walk::{RecordsOptions, TopicNames};
 use super::walk::{Seg, Walker};
 use crate::limits::MAX_FRAME_SIZE;
 use crate::pdu::{Direction, Hints, Pdu};
@@ -99,6 +99,20 @@ impl Decoder {
     /// header of a known API and version and decodes cleanly, else a response when the hints
     /// name the request's API and version.
     pub fn decode_frame(&mut self, frame: &[u8], hints: &Hints, out: &mut Pdu) {
+        self.decode_frame_with(frame, hints, out, &NoNames)
+    }
+
+    /// [`Decoder::decode_frame`], with `records` fields of topics known only by id read as
+    /// `names` names them (so internal-topic records decode in Fetch v13+ too).
+    pub fn decode_frame_with(
+        &mut self,
+        frame: &[u8],
+        hints: &Hints,
+        out: &mut Pdu,
+        names: &dyn TopicNames,
+    ) {
+        // Names belong to the tree being replaced; the caller resolves the new one's.
+        out.topic_names.clear();
         // Spans are u32 and a Kafka frame is at most MAX_FRAME_SIZE: keep memory bounded.
         let cap = MAX_FRAME_SIZE as usize + 4;
         if frame.len() > cap {
@@ -135,11 +149,11 @@ impl Decoder {
             // API hints describe a response's request: try the response first, and a request
             // only if that fails and the bytes start like a known request.
             None if has_hints => {
-                self.attempt(frame, hints, out, Direction::Response, prefix, None);
+                self.attempt(frame, hints, out, Direction::Response, prefix, None, names);
                 if !out.tree.has_errors() || !self.looks_like_request(frame, prefix) {
-                    return self.fallback(frame, hints, out, prefix);
+                    return self.fallback(frame, hints, out, prefix, names);
                 }
-                self.attempt(frame, hints, out, Direction::Request, prefix, None);
+                self.attempt(frame, hints, out, Direction::Request, prefix, None, names);
                 if !out.tree.has_errors() {
                     return;
                 }
@@ -147,9 +161,9 @@ impl Decoder {
             }
             None => Direction::Request,
         };
-        self.attempt(frame, hints, out, dir, prefix, None);
+        self.attempt(frame, hints, out, dir, prefix, None, names);
         if dir == Direction::Response {
-            self.fallback(frame, hints, out, prefix);
+            self.fallback(frame, hints, out, prefix, names);
         }
     }
 
@@ -197,7 +211,14 @@ impl Decoder {
 
     /// A broker answers an ApiVersions version it does not know with a v0 body: when the
     /// response at the request's version has errors, retry as v0 and keep that if it is clean.
-    fn fallback(&mut self, frame: &[u8], hints: &Hints, out: &mut Pdu, prefix: bool) {
+    fn fallback(
+        &mut self,
+        frame: &[u8],
+        hints: &Hints,
+        out: &mut Pdu,
+        prefix: bool,
+        names: &dyn TopicNames,
+    ) {
         let dir = Direction::Response;
         let asked = match hints.api_version {
             Some(v) if v != 0 && hints.api_key == Some(API_VERSIONS) => v,
@@ -206,9 +227,9 @@ impl Decoder {
         if !out.tree.has_errors() {
             return;
         }
-        self.attempt(frame, hints, out, dir, prefix, Some(0));
+        self.attempt(frame, hints, out, dir, prefix, Some(0), names);
         if out.tree.has_errors() {
-            self.attempt(frame, hints, out, dir, prefix, None);
+            self.attempt(frame, hints, out, dir, prefix, None, names);
         } else {
             let msg = format!(
                 "ApiVersions response to a v{asked} request did not parse as v{asked}; parsed as \
@@ -222,6 +243,7 @@ impl Decoder {
     }
 
     /// One complete decoding of the frame in one direction (the tree is rebuilt from scratch).
+    #[allow(clippy::too_many_arguments)]
     fn attempt(
         &mut self,
         frame: &[u8],
@@ -230,6 +252,7 @@ impl Decoder {
         dir: Direction,
         prefix: bool,
         version: Option<i16>,
+        names: &dyn TopicNames,
     ) {
         out.tree.reset(frame);
         out.direction = Some(dir);
@@ -320,7 +343,7 @@ impl Decoder {
         };
         out.api_name = route.api_name;
         if p < end || !out.tree.has_errors() {
-            p = self.body(frame, out, dir, &route, p, end);
+            p = self.body(frame, out, dir, &route, p, end, names);
         }
         if p < end {
             let d = Diagnostic::error(
@@ -335,6 +358,7 @@ impl Decoder {
         out.tree.close(root, end as u32);
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn body(
         &mut self,
         frame: &[u8],
@@ -343,6 +367,7 @@ impl Decoder {
         route: &Route,
         p: usize,
         end: usize,
+        names: &dyn TopicNames,
     ) -> usize {
         let (Some(k), Some(v)) = (out.api_key, out.api_version) else {
             let d = Diagnostic::error(
@@ -390,7 +415,17 @@ impl Decoder {
         }
         Walker::new(&mut out.tree, frame, 0, "body", &mut self.path)
             .with_records(self.records, dir == Direction::Response)
+            .with_topic_names(names)
             .message(plan, "body", p, end)
+    }
+}
+
+/// No topic ids are known (a frame decoded on its own).
+struct NoNames;
+
+impl TopicNames for NoNames {
+    fn topic_name(&self, _: [u8; 16]) -> Option<&str> {
+        None
     }
 }
 

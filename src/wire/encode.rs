@@ -230,6 +230,8 @@ fn error_data(v: &J, path: &str) -> Option<Result<Vec<u8>, EncodeError>> {
 
 /// Members that are not schema fields but carry bytes the decoder could not place.
 const EXCESS: &str = "_excess";
+/// A topic name the printer added next to a `TopicId` (not on the wire; see `output::json`).
+const TOPIC_NAME: &str = "_topic_name";
 
 impl Enc<'_> {
     fn structure(
@@ -288,7 +290,8 @@ impl Enc<'_> {
         for k in obj.keys() {
             let known = sp.fields.iter().chain(&sp.tagged).any(|f| f.name == k)
                 || (sp.flexible && (k == UNKNOWN_TAGS || k == TAGS))
-                || k == EXCESS;
+                || k == EXCESS
+                || k == TOPIC_NAME;
             if !known {
                 return Err(err(
                     &join(path, k),

@@ -53,8 +53,23 @@ pub struct RecordsOptions {
 
 /// String fields that name the topic of the records below them (Produce `TopicData[].Name`,
 /// Fetch `Responses[].Topic`, …): the innermost enclosing struct's one is used. A topic known
-/// only by id leaves the topic unknown.
-const TOPIC_FIELDS: [&str; 3] = ["Name", "Topic", "TopicName"];
+/// only by id (a uuid field [`TOPIC_ID_FIELD`], Fetch v13+, Produce v13) is named through the
+/// caller's [`TopicNames`], when it gives one; otherwise the topic stays unknown.
+pub const TOPIC_FIELDS: [&str; 3] = ["Name", "Topic", "TopicName"];
+/// The uuid field that names a topic by id.
+pub const TOPIC_ID_FIELD: &str = "TopicId";
+
+/// Topic names for topic ids, learnt from earlier PDUs (the capture's session).
+pub trait TopicNames {
+    fn topic_name(&self, id: [u8; 16]) -> Option<&str>;
+}
+
+/// The topic of the records below, as the innermost enclosing struct names it.
+#[derive(Clone, Copy)]
+enum TopicRef {
+    Name(Span),
+    Id([u8; 16]),
+}
 
 /// Decoding state for one message body in one buffer.
 pub(crate) struct Walker<'t, 'd> {
@@ -68,8 +83,9 @@ pub(crate) struct Walker<'t, 'd> {
     records: Option<RecordsOptions>,
     /// A cut last batch is normal (responses: the broker stops at its byte limit).
     partial_tail_ok: bool,
-    /// The topic name field of the innermost enclosing struct that has one.
-    topic: Option<Span>,
+    /// The topic name (or id) field of the innermost enclosing struct that has one.
+    topic: Option<TopicRef>,
+    names: Option<&'t dyn TopicNames>,
 }
 
 impl<'t, 'd> Walker<'t, 'd> {
@@ -91,7 +107,14 @@ impl<'t, 'd> Walker<'t, 'd> {
             records: None,
             partial_tail_ok: false,
             topic: None,
+            names: None,
         }
+    }
+
+    /// Names topics known only by id, for the records below them.
+    pub fn with_topic_names(mut self, names: &'t dyn TopicNames) -> Self {
+        self.names = Some(names);
+        self
     }
 
     /// Decodes `records` fields into batches as `opts` says; `response` allows a cut last batch.
@@ -329,7 +352,15 @@ impl<'t, 'd> Walker<'t, 'd> {
                 && TOPIC_FIELDS.contains(&f.name)
             {
                 if let Some(Value::Str(s)) = self.tree.nodes.last().map(|n| n.value) {
-                    self.topic = Some(s);
+                    self.topic = Some(TopicRef::Name(s));
+                }
+            } else if self.records.is_some()
+                && self.names.is_some()
+                && matches!(f.ty, Ty::Prim(Prim::Uuid))
+                && f.name == TOPIC_ID_FIELD
+            {
+                if let Some(Value::Uuid(u)) = self.tree.nodes.last().map(|n| n.value) {
+                    self.topic = Some(TopicRef::Id(u));
                 }
             }
         }
@@ -563,9 +594,13 @@ impl<'t, 'd> Walker<'t, 'd> {
         span: Span,
     ) -> usize {
         let data = self.data;
-        let topic = self.topic.and_then(|s| {
-            let b = data.get(s.start as usize..(s.start + s.len) as usize)?;
-            std::str::from_utf8(b).ok()
+        let names = self.names;
+        let topic = self.topic.and_then(|t| match t {
+            TopicRef::Name(s) => {
+                let b = data.get(s.start as usize..(s.start + s.len) as usize)?;
+                std::str::from_utf8(b).ok()
+            }
+            TopicRef::Id(u) => names?.topic_name(u),
         });
         let ctx = RecordsContext {
             topic,
