@@ -11,10 +11,9 @@
 //! - `api-not-advertised`: the broker's ApiVersions response did not list the request's API.
 
 use crate::pdu::{Direction, Pdu};
-use crate::wire::decode::TopicNames;
+use crate::wire::decode::{TopicNames, TOPIC_FIELDS, TOPIC_ID_FIELD};
 use crate::wire::diag::Diagnostic;
 use crate::wire::tree::{Kind, NodeId, Tree, Value};
-use crate::wire::walk::{TOPIC_FIELDS, TOPIC_ID_FIELD};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
@@ -217,6 +216,7 @@ pub fn name_topic_ids(tree: &Tree, names: &dyn TopicNames, out: &mut Vec<(NodeId
 mod tests {
     use super::*;
     use crate::pdu::Conn;
+    use crate::wire::tree::Span;
 
     /// A response tree shaped like the decoder's: root { header, body { ErrorCode, ApiKeys[] } }.
     fn api_versions(entries: &[(i64, i64, i64)], error: i64) -> Tree {
@@ -301,5 +301,75 @@ mod tests {
             s.advertised(Some("127.0.0.1:9092".parse().unwrap()), 3),
             Some((0, 12))
         );
+    }
+
+    /// root { header, body { Topics: [ {Name?, TopicId} … ] } } over `buf`, where each topic's
+    /// name (when given) is the span `(start, len)` of `buf`.
+    fn topics(buf: &[u8], entries: &[(Option<(u32, u32)>, [u8; 16])]) -> Tree {
+        let mut t = Tree::new();
+        t.reset(buf);
+        let root = t.open("", Kind::Struct, 0, 0);
+        let h = t.open("header", Kind::Struct, 0, 0);
+        t.close(h, 0);
+        let b = t.open("body", Kind::Struct, 0, 0);
+        let arr = t.open("Topics", Kind::Array, 0, 0);
+        for &(name, id) in entries {
+            let e = t.open("", Kind::Struct, 0, 0);
+            if let Some((start, len)) = name {
+                t.leaf("Name", Value::Str(Span { start, len }), 0, start, len);
+            }
+            t.leaf("TopicId", Value::Uuid(id), 0, 0, 0);
+            t.close(e, 0);
+        }
+        t.close(arr, 0);
+        t.close(b, 0);
+        t.close(root, 0);
+        t
+    }
+
+    #[test]
+    fn topic_ids_are_named_only_where_their_struct_does_not_name_them() {
+        let buf = b"ordersclicks";
+        let mut s = Session::new();
+        // A Metadata response teaches two names (a zero id, "no id", teaches nothing).
+        s.observe(&pdu(
+            Direction::Response,
+            METADATA,
+            12,
+            topics(
+                buf,
+                &[
+                    (Some((0, 6)), [1; 16]),
+                    (Some((6, 6)), [2; 16]),
+                    (Some((0, 6)), [0; 16]),
+                ],
+            ),
+        ));
+        assert_eq!(s.topic_name([1; 16]), Some("orders"));
+        assert_eq!(s.topic_name([2; 16]), Some("clicks"));
+        assert_eq!(s.topic_count(), 2);
+        // A later PDU: ids alone get names; a struct with its own Name, an unknown id and the
+        // zero id get none.
+        let t = topics(
+            buf,
+            &[
+                (None, [2; 16]),
+                (Some((0, 6)), [1; 16]),
+                (None, [9; 16]),
+                (None, [0; 16]),
+                (None, [1; 16]),
+            ],
+        );
+        let mut out = vec![(0, "stale".to_string())];
+        name_topic_ids(&t, &s, &mut out);
+        let got: Vec<(&str, [u8; 16])> = out
+            .iter()
+            .map(|(n, name)| match t.node(*n).value {
+                Value::Uuid(u) => (name.as_str(), u),
+                v => panic!("{v:?}"),
+            })
+            .collect();
+        assert_eq!(got, [("clicks", [2; 16]), ("orders", [1; 16])]);
+        assert!(out.windows(2).all(|w| w[0].0 < w[1].0), "node order");
     }
 }

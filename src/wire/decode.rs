@@ -39,7 +39,7 @@ use super::cursor::Cursor;
 use super::diag::Diagnostic;
 use super::plan::{Plan, PlanCache};
 use super::tree::{Kind, NodeId, Span, Tree, Value};
-pub use super::walk::{RecordsOptions, TopicNames};
+pub use super::walk::RecordsOptions;
 use super::walk::{Seg, Walker};
 use crate::limits::MAX_FRAME_SIZE;
 use crate::pdu::{Direction, Hints, Pdu};
@@ -48,6 +48,19 @@ use crate::protocol::Protocol;
 use crate::schema::model::MessageSpec;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// String fields that name the topic of the records below them (Produce `TopicData[].Name`,
+/// Fetch `Responses[].Topic`, …): the innermost enclosing struct's one is used. A topic known
+/// only by id (a uuid field [`TOPIC_ID_FIELD`], Fetch v13+, Produce v13) is named through the
+/// caller's [`TopicNames`], when it gives one; otherwise the topic stays unknown.
+pub const TOPIC_FIELDS: [&str; 3] = ["Name", "Topic", "TopicName"];
+/// The uuid field that names a topic by id.
+pub const TOPIC_ID_FIELD: &str = "TopicId";
+
+/// Topic names for topic ids, learnt from earlier PDUs (the capture's session).
+pub trait TopicNames {
+    fn topic_name(&self, id: [u8; 16]) -> Option<&str>;
+}
 
 /// Decodes whole frames with one protocol, caching compiled plans; reuse one per input so the
 /// tree arena and the caches stay warm (no allocation per field once warmed up).

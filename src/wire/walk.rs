@@ -7,6 +7,7 @@
 //! container is closed there, so the tree still tiles and the rest of the frame is still shown.
 
 use super::cursor::{Cursor, ReadError, VarintForm};
+use super::decode::{TopicNames, TOPIC_FIELDS, TOPIC_ID_FIELD};
 use super::diag::Diagnostic;
 use super::plan::{Plan, StructPlan, Ty};
 use super::tree::{Kind, NodeId, Span, Tree, Value};
@@ -49,19 +50,6 @@ pub struct RecordsOptions {
     pub raw: bool,
     /// `--as TYPE`: how record keys and values are read, whatever the topic.
     pub as_type: Option<AsType>,
-}
-
-/// String fields that name the topic of the records below them (Produce `TopicData[].Name`,
-/// Fetch `Responses[].Topic`, …): the innermost enclosing struct's one is used. A topic known
-/// only by id (a uuid field [`TOPIC_ID_FIELD`], Fetch v13+, Produce v13) is named through the
-/// caller's [`TopicNames`], when it gives one; otherwise the topic stays unknown.
-pub const TOPIC_FIELDS: [&str; 3] = ["Name", "Topic", "TopicName"];
-/// The uuid field that names a topic by id.
-pub const TOPIC_ID_FIELD: &str = "TopicId";
-
-/// Topic names for topic ids, learnt from earlier PDUs (the capture's session).
-pub trait TopicNames {
-    fn topic_name(&self, id: [u8; 16]) -> Option<&str>;
 }
 
 /// The topic of the records below, as the innermost enclosing struct names it.
