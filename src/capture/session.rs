@@ -304,8 +304,8 @@ mod tests {
     }
 
     /// root { header, body { Topics: [ {Name?, TopicId} … ] } } over `buf`, where each topic's
-    /// name (when given) is the span `(start, len)` of `buf`.
-    fn topics(buf: &[u8], entries: &[(Option<(u32, u32)>, [u8; 16])]) -> Tree {
+    /// name (when given) is a span of `buf`.
+    fn topics(buf: &[u8], entries: &[(Option<Span>, [u8; 16])]) -> Tree {
         let mut t = Tree::new();
         t.reset(buf);
         let root = t.open("", Kind::Struct, 0, 0);
@@ -315,8 +315,8 @@ mod tests {
         let arr = t.open("Topics", Kind::Array, 0, 0);
         for &(name, id) in entries {
             let e = t.open("", Kind::Struct, 0, 0);
-            if let Some((start, len)) = name {
-                t.leaf("Name", Value::Str(Span { start, len }), 0, start, len);
+            if let Some(s) = name {
+                t.leaf("Name", Value::Str(s), 0, s.start, s.len);
             }
             t.leaf("TopicId", Value::Uuid(id), 0, 0, 0);
             t.close(e, 0);
@@ -325,6 +325,10 @@ mod tests {
         t.close(b, 0);
         t.close(root, 0);
         t
+    }
+
+    fn sp(start: u32, len: u32) -> Option<Span> {
+        Some(Span { start, len })
     }
 
     #[test]
@@ -339,9 +343,9 @@ mod tests {
             topics(
                 buf,
                 &[
-                    (Some((0, 6)), [1; 16]),
-                    (Some((6, 6)), [2; 16]),
-                    (Some((0, 6)), [0; 16]),
+                    (sp(0, 6), [1; 16]),
+                    (sp(6, 6), [2; 16]),
+                    (sp(0, 6), [0; 16]),
                 ],
             ),
         ));
@@ -354,7 +358,7 @@ mod tests {
             buf,
             &[
                 (None, [2; 16]),
-                (Some((0, 6)), [1; 16]),
+                (sp(0, 6), [1; 16]),
                 (None, [9; 16]),
                 (None, [0; 16]),
                 (None, [1; 16]),
