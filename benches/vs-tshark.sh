@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Throughput and memory of kinspect against tshark on one big capture, measured in one run.
-#   usage: tests/capture_bench.sh BIG.pcap        (make one with ../shared/lab/make-big-capture.sh)
+#   usage: benches/vs-tshark.sh BIG.pcap        (make one with ../shared/lab/make-big-capture.sh)
 # Needs a release build (cargo build --release) and tshark. Prints wall seconds, peak RSS and
 # the ratios the project targets: `decode --format summary` vs tshark's field dump, `decode
 # --format jsonl` vs `tshark -T json`, plus `stats` and the capture reader alone.
 set -u
-PCAP=${1:?usage: capture_bench.sh BIG.pcap}
+PCAP=${1:?usage: benches/vs-tshark.sh BIG.pcap}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${KINSPECT:-${CARGO_TARGET_DIR:-$ROOT/target}/release/kinspect}
 [ -x "$BIN" ] || { echo "build first: cargo build --release (or set KINSPECT=path)" >&2; exit 2; }
