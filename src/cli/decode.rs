@@ -172,7 +172,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         color: use_color(g.color, tty),
         show_secrets: args.show_secrets,
     };
-    let printer = Printer::new(io::BufWriter::with_capacity(1 << 16, stdout.lock()), opts);
+    let printer = Printer::new(io::BufWriter::with_capacity(1 << 18, output_sink(&stdout, tty)), opts);
     let _ = PROTO.set(proto);
     let mut run = Run {
         dl: DecodeLoop::new(proto),
@@ -618,4 +618,20 @@ impl<R> Drop for Progress<R> {
             eprint!("\r\x1b[2K");
         }
     }
+}
+
+/// Where printed output goes. On a terminal, stdout as Rust sets it up (line-buffered, so lines
+/// show as they are decoded). Otherwise a plain file on a duplicate of fd 1: stdout's
+/// `LineWriter` would search every buffer it is handed for newlines and copy it once more, which
+/// costs a sixth of the time of a JSON Lines dump.
+fn output_sink(stdout: &io::Stdout, tty: bool) -> Box<dyn Write> {
+    #[cfg(unix)]
+    if !tty {
+        use std::os::fd::AsFd;
+        if let Ok(fd) = stdout.as_fd().try_clone_to_owned() {
+            return Box::new(std::fs::File::from(fd));
+        }
+    }
+    let _ = tty;
+    Box::new(stdout.lock())
 }

@@ -421,3 +421,44 @@ fn integers_and_uuids_match_the_standard_formatting() {
         format!("\"{}\"", uuid_string(&u))
     );
 }
+
+/// The word-at-a-time scan in `write_str` must escape exactly what a byte-by-byte escaper does,
+/// wherever the special byte falls in a word and whatever surrounds it (multi-byte UTF-8 too).
+#[test]
+fn write_str_word_scan_matches_bytewise_escaping() {
+    fn bytewise(s: &str) -> String {
+        let mut o = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => o.push_str("\\\""),
+                '\\' => o.push_str("\\\\"),
+                '\n' => o.push_str("\\n"),
+                '\r' => o.push_str("\\r"),
+                '\t' => o.push_str("\\t"),
+                '\u{8}' => o.push_str("\\b"),
+                '\u{c}' => o.push_str("\\f"),
+                c if (c as u32) < 0x20 || c as u32 == 0x7f => o.push_str(&format!("\\u{:04x}", c as u32)),
+                c => o.push(c),
+            }
+        }
+        o.push('"');
+        o
+    }
+    let alphabet = ['a', 'Z', ' ', '~', '"', '\\', '\n', '\u{0}', '\u{1f}', '\u{7f}', 'é', '€', '𝄞', '\t', '\u{c}'];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for len in 0..40 {
+        for _ in 0..50 {
+            let s: String = (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    alphabet[(seed % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            let mut out = Vec::new();
+            write_str(&mut out, &s).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), bytewise(&s), "input {s:?}");
+        }
+    }
+}
