@@ -128,6 +128,20 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
+    /// The next `n` bytes, after checking they are there.
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], ReadError> {
+        self.need(n)?;
+        let s = self
+            .data
+            .get(self.pos..self.pos + n)
+            .ok_or(ReadError::Truncated {
+                need: n as u64,
+                have: self.remaining() as u64,
+            })?;
+        self.pos += n;
+        Ok(s)
+    }
+
     /// Kafka's unsigned varint (`ByteUtils.readUnsignedVarint`): at most 5 bytes, the 5th byte's
     /// bits above 2^32 dropped, non-minimal forms accepted. The caller reinterprets the result as
     /// a Java int where Kafka does (`as i32`).
