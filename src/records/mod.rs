@@ -404,6 +404,42 @@ impl<'t> W<'t> {
             .unwrap_or(0)
     }
 
+    /// Opens a struct named `name` over a varint-length-prefixed key or value (control and
+    /// internal-topic records) and limits the cursor to its content. Returns the struct's node,
+    /// the content span and the cursor end to restore, or `None` (after pushing a `Null`
+    /// member) for a null field.
+    pub fn open_prefixed(&mut self, name: &'static str) -> R<Option<(u32, Span, u32)>> {
+        let (at, hdr, span) = self.len_prefixed(name, true)?;
+        let Some(s) = span else {
+            let id = self.t.leaf(name, Value::Null, self.buf, at, hdr as u32);
+            self.t.node_mut(id).hdr = hdr;
+            return Ok(None);
+        };
+        let id = self.t.open(name, Kind::Struct, self.buf, at);
+        self.t.node_mut(id).hdr = hdr;
+        let saved_end = self.rd.end;
+        self.rd.pos = s.start;
+        self.rd.end = s.start + s.len;
+        Ok(Some((id, s, saved_end)))
+    }
+
+    /// Closes what [`W::open_prefixed`] opened; bytes the struct did not use are kept as
+    /// `Unparsed`, and the cursor moves past the field with its end restored.
+    pub fn close_prefixed(&mut self, id: u32, s: Span, saved_end: u32) {
+        let end = s.start + s.len;
+        let p = self.rd.pos;
+        if p < end {
+            let v = Value::Bytes(Span {
+                start: p,
+                len: end - p,
+            });
+            self.t.leaf("Unparsed", v, self.buf, p, end - p);
+        }
+        self.t.close(id, end);
+        self.rd.pos = end;
+        self.rd.end = saved_end;
+    }
+
     pub fn diag(&mut self, d: Diagnostic) {
         self.t.diags.push(d.in_buf(self.buf));
     }
