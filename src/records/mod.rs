@@ -440,6 +440,38 @@ impl<'t> W<'t> {
         self.rd.end = saved_end;
     }
 
+    /// Reads the stored `Crc` member, pushes `CrcComputed` (`compute` over bytes `from..end`)
+    /// and reports a mismatch at the Crc field; the `unit` (batch or message) is still decoded.
+    pub fn crc(
+        &mut self,
+        path: &str,
+        (from, end): (u32, u32),
+        algo: &str,
+        unit: &str,
+        compute: fn(&[u8]) -> u32,
+    ) -> R<()> {
+        let at = self.rd.pos;
+        let stored = self.u32("Crc")?;
+        let covered = Span {
+            start: from,
+            len: end - from,
+        };
+        let computed = compute(self.t.bytes(self.buf, covered));
+        self.derived("CrcComputed", Value::Int(computed as i64));
+        if stored != computed {
+            self.diag(Diagnostic::error(
+                "crc-mismatch",
+                format!("{path}.Crc"),
+                at as u64,
+                format!(
+                    "stored {algo} {stored:#010x}, computed {computed:#010x} over bytes \
+                     {from}..{end}; the {unit} is shown as read"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     pub fn diag(&mut self, d: Diagnostic) {
         self.t.diags.push(d.in_buf(self.buf));
     }
