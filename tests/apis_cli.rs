@@ -5,58 +5,6 @@ mod common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn kinspect(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kinspect"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn strip_comments(text: &str) -> String {
-    let b: Vec<char> = text.chars().collect();
-    let (mut out, mut i, mut in_str) = (String::new(), 0, false);
-    while i < b.len() {
-        let c = b[i];
-        if in_str {
-            out.push(c);
-            if c == '\\' && i + 1 < b.len() {
-                out.push(b[i + 1]);
-                i += 1;
-            } else if c == '"' {
-                in_str = false;
-            }
-        } else if c == '"' {
-            in_str = true;
-            out.push(c);
-        } else if c == '/' && b.get(i + 1) == Some(&'/') {
-            while i < b.len() && b[i] != '\n' {
-                i += 1;
-            }
-            continue;
-        } else if c == '/' && b.get(i + 1) == Some(&'*') {
-            i += 2;
-            while i + 1 < b.len() && !(b[i] == '*' && b[i + 1] == '/') {
-                i += 1;
-            }
-            i += 2;
-            continue;
-        } else {
-            out.push(c);
-        }
-        i += 1;
-    }
-    out
-}
-
-fn read_spec(p: &Path) -> Value {
-    serde_json::from_str(&strip_comments(&std::fs::read_to_string(p).unwrap())).unwrap()
-}
 
 fn in_range(s: &str, v: i64) -> bool {
     let s = s.trim();
@@ -117,9 +65,9 @@ fn message_dir(shared: &Path, release: &str) -> PathBuf {
 
 #[test]
 fn lists_all_93_api_keys_with_marks() {
-    let o = kinspect(&["apis"]);
+    let o = common::kinspect(&["apis"]);
     assert!(o.status.success());
-    let text = stdout(&o);
+    let text = common::stdout(&o);
     let rows: Vec<&str> = text
         .lines()
         .filter(|l| {
@@ -155,7 +103,7 @@ fn lists_all_93_api_keys_with_marks() {
 
 #[test]
 fn json_listing_matches_the_spec_files() {
-    let o = kinspect(&["apis", "--format", "json"]);
+    let o = common::kinspect(&["apis", "--format", "json"]);
     assert!(o.status.success());
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let apis = v["apis"].as_array().unwrap();
@@ -172,7 +120,7 @@ fn json_listing_matches_the_spec_files() {
             if e.path().extension().map_or(true, |x| x != "json") {
                 continue;
             }
-            let spec = read_spec(&e.path());
+            let spec = common::read_spec(&e.path());
             if spec["type"] != "request" {
                 continue;
             }
@@ -230,7 +178,7 @@ fn fields_at_a_version_match_the_spec_files() {
         ("ApiVersions", 4, "4.3.1"),
     ];
     for (api, v, release) in cases {
-        let o = kinspect(&["apis", api, "--version", &v.to_string(), "--format", "json"]);
+        let o = common::kinspect(&["apis", api, "--version", &v.to_string(), "--format", "json"]);
         assert!(
             o.status.success(),
             "{api} v{v}: {}",
@@ -242,7 +190,7 @@ fn fields_at_a_version_match_the_spec_files() {
             assert_eq!(s["release"], release, "{api} v{v} {side}");
             let file =
                 message_dir(&shared, release).join(format!("{}.json", s["spec"].as_str().unwrap()));
-            let spec = read_spec(&file);
+            let spec = common::read_spec(&file);
             let mut want = Vec::new();
             oracle_fields(&spec, &spec["fields"], v, "", &mut want);
             let mut have = Vec::new();
@@ -254,8 +202,8 @@ fn fields_at_a_version_match_the_spec_files() {
 
 #[test]
 fn text_table_shows_types_tags_and_defaults() {
-    let o = kinspect(&["apis", "Vote", "--version", "1"]);
-    let text = stdout(&o);
+    let o = common::kinspect(&["apis", "Vote", "--version", "1"]);
+    let text = common::stdout(&o);
     assert!(
         text.starts_with("VoteRequest v1 (4.3.1, flexible)"),
         "{text}"
@@ -283,14 +231,17 @@ fn text_table_shows_types_tags_and_defaults() {
 
 #[test]
 fn unknown_api_and_version_are_usage_errors() {
-    let o = kinspect(&["apis", "Prodce"]);
+    let o = common::kinspect(&["apis", "Prodce"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("did you mean `Produce`?"));
-    let o = kinspect(&["apis", "Produce", "--version", "99"]);
+    let o = common::kinspect(&["apis", "Produce", "--version", "99"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("4.3.1 3-13, 3.9.0 0-11"));
-    assert_eq!(kinspect(&["apis", "9999"]).status.code(), Some(2));
-    assert_eq!(kinspect(&["apis", "--version", "1"]).status.code(), Some(2));
+    assert_eq!(common::kinspect(&["apis", "9999"]).status.code(), Some(2));
+    assert_eq!(
+        common::kinspect(&["apis", "--version", "1"]).status.code(),
+        Some(2)
+    );
 }
 
 #[test]
@@ -308,7 +259,7 @@ fn schemas_overlay_wins_for_its_api_and_broken_overlay_is_refused() {
     std::fs::write(dir.join("VoteRequest.json"), req).unwrap();
     std::fs::write(dir.join("VoteResponse.json"), resp).unwrap();
     let d = dir.to_str().unwrap();
-    let o = kinspect(&[
+    let o = common::kinspect(&[
         "--schemas",
         d,
         "apis",
@@ -323,7 +274,7 @@ fn schemas_overlay_wins_for_its_api_and_broken_overlay_is_refused() {
     assert_eq!(v["request"]["release"], "overlay");
     assert_eq!(v["request"]["fields"][1]["name"], "Draft");
     // Other APIs still come from the built-in releases.
-    let o = kinspect(&[
+    let o = common::kinspect(&[
         "--schemas",
         d,
         "apis",
@@ -340,7 +291,7 @@ fn schemas_overlay_wins_for_its_api_and_broken_overlay_is_refused() {
         "{\"type\": \"data\", \"name\": \"B\", \"validVersions\": \"0\", \"ignoreable\": 1}",
     )
     .unwrap();
-    let o = kinspect(&["--schemas", d, "apis"]);
+    let o = common::kinspect(&["--schemas", d, "apis"]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -368,13 +319,13 @@ fn a_struct_that_contains_itself_is_listed_once() {
         std::fs::write(dir.join(format!("Tree{name}.json")), spec).unwrap();
     }
     let d = dir.to_str().unwrap();
-    let o = kinspect(&["--schemas", d, "apis", "Tree", "--version", "0"]);
+    let o = common::kinspect(&["--schemas", d, "apis", "Tree", "--version", "0"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = stdout(&o);
+    let text = common::stdout(&o);
     let rows: Vec<&str> = text.lines().filter(|l| l.contains("Node")).collect();
     // Root, then Left and Right under it; their own Node fields are not expanded again.
     assert_eq!(rows.len(), 6, "{text}");
-    let o = kinspect(&[
+    let o = common::kinspect(&[
         "--schemas",
         d,
         "apis",

@@ -9,62 +9,8 @@ use kinspect::protocol::registry::BUILTIN_BUNDLE;
 use kinspect::protocol::{builtin, CoordinatorGroup, Protocol};
 use kinspect::schema::{bundle, load_spec};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn json_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "json") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// Removes `//` and `/* */` comments outside strings, so serde_json can read a spec file.
-fn strip_comments(text: &str) -> String {
-    let b: Vec<char> = text.chars().collect();
-    let (mut out, mut i, mut in_str) = (String::new(), 0, false);
-    while i < b.len() {
-        let c = b[i];
-        if in_str {
-            out.push(c);
-            if c == '\\' && i + 1 < b.len() {
-                out.push(b[i + 1]);
-                i += 1;
-            } else if c == '"' {
-                in_str = false;
-            }
-        } else if c == '"' {
-            in_str = true;
-            out.push(c);
-        } else if c == '/' && b.get(i + 1) == Some(&'/') {
-            while i < b.len() && b[i] != '\n' {
-                i += 1;
-            }
-            continue;
-        } else if c == '/' && b.get(i + 1) == Some(&'*') {
-            i += 2;
-            while i + 1 < b.len() && !(b[i] == '*' && b[i + 1] == '/') {
-                i += 1;
-            }
-            i += 2;
-            continue;
-        } else {
-            out.push(c);
-        }
-        i += 1;
-    }
-    out
-}
 
 /// `N`, `A-B`, `A+` (to 32767), `none`: the versions a spec's validVersions lists.
 fn version_list(s: &str) -> Vec<i16> {
@@ -85,12 +31,13 @@ fn version_list(s: &str) -> Vec<i16> {
 
 /// (type, apiKey, validVersions, name) of every spec file of a release, read with serde_json.
 fn oracle(release_dir: &Path) -> Vec<(String, Option<i64>, String, String)> {
-    json_files(release_dir)
+    common::json_files(release_dir)
         .iter()
         .map(|p| {
-            let v: serde_json::Value =
-                serde_json::from_str(&strip_comments(&std::fs::read_to_string(p).unwrap()))
-                    .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let v: serde_json::Value = serde_json::from_str(&common::strip_comments(
+                &std::fs::read_to_string(p).unwrap(),
+            ))
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
             (
                 v["type"].as_str().unwrap().to_string(),
                 v["apiKey"].as_i64(),
@@ -175,7 +122,7 @@ fn every_bundled_spec_matches_its_file() {
     for (release, n) in per_release {
         assert_eq!(
             n,
-            json_files(&shared.join("kafka-schemas").join(release)).len(),
+            common::json_files(&shared.join("kafka-schemas").join(release)).len(),
             "{release}"
         );
     }

@@ -5,16 +5,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn kinspect(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kinspect"))
-        .args(args)
-        .current_dir(common::repo())
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("run kinspect")
-}
 
 fn fixture(p: &str) -> String {
     PathBuf::from("tests/fixtures")
@@ -23,16 +13,12 @@ fn fixture(p: &str) -> String {
         .to_string()
 }
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 #[test]
 fn a_valid_folder_exits_0_with_a_summary() {
-    let o = kinspect(&["validate-schema", &fixture("schemas/valid")]);
-    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let o = common::kinspect(&["validate-schema", &fixture("schemas/valid")]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stdout(&o));
     assert_eq!(
-        stdout(&o),
+        common::stdout(&o),
         "2 files checked under Kafka 4.3.1: 0 errors, 0 warnings, 0 info\n"
     );
 }
@@ -40,9 +26,9 @@ fn a_valid_folder_exits_0_with_a_summary() {
 #[test]
 fn the_built_in_protocol_validates_under_each_release() {
     for (release, name) in [("4.3", "4.3.1"), ("3.9.0", "3.9.0")] {
-        let o = kinspect(&["validate-schema", "--release", release]);
-        assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-        let out = stdout(&o);
+        let o = common::kinspect(&["validate-schema", "--release", release]);
+        assert_eq!(o.status.code(), Some(0), "{}", common::stdout(&o));
+        let out = common::stdout(&o);
         let last = out.lines().last().unwrap_or("");
         assert!(
             last.contains(&format!("checked under Kafka {name}: 0 errors")),
@@ -53,9 +39,9 @@ fn the_built_in_protocol_validates_under_each_release() {
 
 #[test]
 fn the_seeds_exit_1_with_located_errors_and_help_lines() {
-    let o = kinspect(&["validate-schema", &fixture("seeds")]);
+    let o = common::kinspect(&["validate-schema", &fixture("seeds")]);
     assert_eq!(o.status.code(), Some(1));
-    let out = stdout(&o);
+    let out = common::stdout(&o);
     let line = out
         .lines()
         .find(|l| {
@@ -82,7 +68,7 @@ fn the_seeds_exit_1_with_located_errors_and_help_lines() {
 
 #[test]
 fn color_only_when_asked() {
-    let o = kinspect(&[
+    let o = common::kinspect(&[
         "--color",
         "always",
         "validate-schema",
@@ -90,22 +76,22 @@ fn color_only_when_asked() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stdout(&o).contains("\x1b[1;31merror[invalid-type]\x1b[0m"),
+        common::stdout(&o).contains("\x1b[1;31merror[invalid-type]\x1b[0m"),
         "{}",
-        stdout(&o)
+        common::stdout(&o)
     );
-    let o = kinspect(&[
+    let o = common::kinspect(&[
         "--color",
         "never",
         "validate-schema",
         &fixture("seeds/VoteRequest.json"),
     ]);
-    assert!(!stdout(&o).contains('\x1b'));
+    assert!(!common::stdout(&o).contains('\x1b'));
 }
 
 #[test]
 fn json_output_carries_every_field() {
-    let o = kinspect(&[
+    let o = common::kinspect(&[
         "validate-schema",
         "--format",
         "json",
@@ -164,7 +150,7 @@ fn usage_and_io_failures_exit_2() {
             &fixture("schemas/valid"),
         ],
     ] {
-        let o = kinspect(args);
+        let o = common::kinspect(args);
         assert_eq!(
             o.status.code(),
             Some(2),
@@ -179,7 +165,7 @@ fn usage_and_io_failures_exit_2() {
 #[test]
 fn baseline_folder_tells_renames_from_breaking_changes() {
     let base = fixture("schemas/compat/base");
-    let o = kinspect(&[
+    let o = common::kinspect(&[
         "validate-schema",
         "--baseline",
         &base,
@@ -189,23 +175,23 @@ fn baseline_folder_tells_renames_from_breaking_changes() {
         o.status.code(),
         Some(0),
         "a rename keeps the wire: {}",
-        stdout(&o)
+        common::stdout(&o)
     );
     assert!(
-        stdout(&o)
+        common::stdout(&o)
             .contains("EchoRequest.json:13:7: info[compat-field-renamed] Remark: Remark was Note"),
         "{}",
-        stdout(&o)
+        common::stdout(&o)
     );
 
-    let o = kinspect(&[
+    let o = common::kinspect(&[
         "validate-schema",
         "--baseline",
         &base,
         &fixture("schemas/compat/added"),
     ]);
     assert_eq!(o.status.code(), Some(1));
-    let out = stdout(&o);
+    let out = common::stdout(&o);
     assert!(
         out.contains("EchoResponse.json:9:7: error[compat-field-added] ThrottleTimeMs: "),
         "{out}"
@@ -215,14 +201,14 @@ fn baseline_folder_tells_renames_from_breaking_changes() {
 
 #[test]
 fn baseline_builtin_flags_the_vote_draft() {
-    let o = kinspect(&[
+    let o = common::kinspect(&[
         "validate-schema",
         "--baseline",
         "builtin",
         &fixture("seeds/VoteRequest.json"),
     ]);
     assert_eq!(o.status.code(), Some(1));
-    let out = stdout(&o);
+    let out = common::stdout(&o);
     assert!(
         out.contains(
             "VoteRequest.json:27:11: error[compat-field-added] Topics.Partitions.PreVote: "
@@ -233,16 +219,16 @@ fn baseline_builtin_flags_the_vote_draft() {
 
 #[test]
 fn schemas_folder_is_validated_when_no_path_is_given() {
-    let o = kinspect(&["--schemas", &fixture("seeds"), "validate-schema"]);
+    let o = common::kinspect(&["--schemas", &fixture("seeds"), "validate-schema"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stdout(&o)
+        common::stdout(&o)
             .lines()
             .last()
             .unwrap()
             .starts_with("5 files checked under Kafka 4.3.1: "),
         "{}",
-        stdout(&o)
+        common::stdout(&o)
     );
 }
 
@@ -253,7 +239,7 @@ fn a_file_that_is_not_utf8_is_an_error_at_its_place() {
     let path = dir.join("Latin1.json");
     // "café" in Latin-1 on line 2: the byte 0xE9 is not UTF-8.
     std::fs::write(&path, b"{\n  \"name\": \"caf\xe9\"\n}\n").unwrap();
-    let o = kinspect(&[
+    let o = common::kinspect(&[
         "validate-schema",
         "--format",
         "json",
@@ -280,10 +266,10 @@ fn an_oversized_file_is_refused_without_reading_it() {
         .unwrap()
         .set_len(1 << 30)
         .unwrap();
-    let o = kinspect(&["validate-schema", dir.to_str().unwrap()]);
+    let o = common::kinspect(&["validate-schema", dir.to_str().unwrap()]);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(o.status.code(), Some(1));
-    let out = stdout(&o);
+    let out = common::stdout(&o);
     assert!(
         out.contains("Huge.json:1:1: error[file-too-large]: file is 1073741824 bytes"),
         "{out}"

@@ -7,6 +7,7 @@ use super::framing::{FlowCtx, Placement, Plausible};
 use super::{CaptureOptions, Counter};
 use crate::limits::{MAX_FRAME_SIZE, MAX_OUTSTANDING_PER_CONN};
 use crate::pdu::{Conn, Direction, Hints, Origin};
+use crate::wire::cursor::{be_i16_at as be16, be_i32_at as be32};
 use crate::wire::diag::Diagnostic;
 use std::collections::VecDeque;
 
@@ -46,14 +47,6 @@ impl Default for Conversation {
             overflow_reported: false,
         }
     }
-}
-
-fn be16(d: &[u8], at: usize) -> Option<i16> {
-    Some(i16::from_be_bytes([*d.get(at)?, *d.get(at + 1)?]))
-}
-
-fn be32(d: &[u8], at: usize) -> Option<i32> {
-    Some(i32::from_be_bytes(d.get(at..at + 4)?.try_into().ok()?))
 }
 
 /// Whether `b` (starting at a size prefix) looks like a request frame: a sane size, a known API

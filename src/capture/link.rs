@@ -3,6 +3,7 @@
 //! raw IP. IP fragments and non-TCP packets are skipped: Kafka runs over TCP and real stacks
 //! do not fragment TCP.
 
+use crate::wire::cursor::{be_u16_at as be16, be_u32_at as be32};
 use crate::wire::diag::Diagnostic;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -48,14 +49,6 @@ pub(crate) enum Parsed<'a> {
 #[derive(Default)]
 pub(crate) struct LinkState {
     reported: Vec<i32>,
-}
-
-fn be16(d: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_be_bytes([*d.get(at)?, *d.get(at + 1)?]))
-}
-
-fn be32(d: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_be_bytes(d.get(at..at + 4)?.try_into().ok()?))
 }
 
 pub(crate) fn parse<'a>(linktype: i32, data: &'a [u8], state: &mut LinkState) -> Parsed<'a> {

@@ -1,9 +1,9 @@
 //! `kinspect apis`: every API key with its name and versions per release, or one API's request
 //! and response fields at one version.
 
-use super::{Global, EXIT_FAILURE, EXIT_OK};
+use super::{protocol_or_report, Global, EXIT_FAILURE, EXIT_OK};
 use crate::pdu::Direction;
-use crate::protocol::{for_global, ApiRelease, Protocol, Resolved};
+use crate::protocol::{ApiRelease, Protocol, Resolved};
 use crate::schema::suggest::closest;
 use crate::schema::{Field, MessageSpec};
 use serde_json::{json, Value};
@@ -28,12 +28,8 @@ pub enum Format {
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
-    let p = match for_global(g) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("kinspect apis: {e}");
-            return EXIT_FAILURE;
-        }
+    let Some(p) = protocol_or_report(g, "kinspect apis") else {
+        return EXIT_FAILURE;
     };
     let out = match (&args.api, args.version) {
         (None, None) => Ok(list(p, args.format)),

@@ -2,7 +2,7 @@
 //! decoded as it arrives and printed by the same printers as `kinspect decode` (streamed, line
 //! by line), or written as a pcap stream with `-w` for `kinspect decode` or Wireshark.
 
-use super::{Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
+use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use crate::capture::decoded::{builtin_known_request, DecodeLoop, Decoded};
 use crate::capture::live::{capture_live, LiveOptions, PcapTap};
 use crate::capture::CaptureOptions;
@@ -39,12 +39,8 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
-    let proto = match crate::protocol::for_global(g) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("kinspect: {e}");
-            return EXIT_FAILURE;
-        }
+    let Some(proto) = protocol_or_report(g, "kinspect") else {
+        return EXIT_FAILURE;
     };
     let opts = CaptureOptions {
         ports: args.ports.clone(),

@@ -6,7 +6,7 @@
 //! cannot be encoded is reported with its index and JSON path, and the others are still
 //! written; the exit code is then 1.
 
-use super::{Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
+use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use serde_json::Value;
 use std::io::{self, BufReader, Read, Write};
 use std::path::PathBuf;
@@ -30,12 +30,8 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
-    let proto = match crate::protocol::for_global(g) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("kinspect encode: {e}");
-            return EXIT_FAILURE;
-        }
+    let Some(proto) = protocol_or_report(g, "kinspect encode") else {
+        return EXIT_FAILURE;
     };
     let name = args
         .file

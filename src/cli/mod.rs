@@ -20,6 +20,22 @@ pub const EXIT_DIAGNOSTICS: u8 = 1;
 /// Exit code: usage or I/O failure.
 pub const EXIT_FAILURE: u8 = 2;
 
+/// The protocol that `--schemas` selects (the built-in one without it), or `None` after telling
+/// the user, as `{who}: why`, that it could not be loaded (the caller exits with
+/// [`EXIT_FAILURE`]).
+pub(crate) fn protocol_or_report(
+    g: &Global,
+    who: &str,
+) -> Option<&'static crate::protocol::Protocol> {
+    match crate::protocol::for_global(g) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("{who}: {e}");
+            None
+        }
+    }
+}
+
 #[derive(Parser, Debug)]
 #[command(name = "kinspect", version = crate::cli::VERSION, about = "Inspect, validate and fuzz the Apache Kafka wire protocol")]
 pub struct Cli {

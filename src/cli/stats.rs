@@ -1,7 +1,7 @@
 //! `kinspect stats FILE`: what a capture holds — PDUs per API and version, error codes by name,
 //! latency percentiles per API, clients by client id, bytes per direction, diagnostics.
 
-use super::{Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
+use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use crate::capture::decoded::{builtin_known_request, decode_capture, Decoded};
 use crate::capture::stats::{Histogram, Stats};
 use crate::capture::{CaptureOptions, CaptureSummary};
@@ -30,12 +30,8 @@ pub enum StatsFormat {
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
-    let proto = match crate::protocol::for_global(g) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("kinspect: {e}");
-            return EXIT_FAILURE;
-        }
+    let Some(proto) = protocol_or_report(g, "kinspect") else {
+        return EXIT_FAILURE;
     };
     let opts = CaptureOptions {
         ports: args.ports.clone(),

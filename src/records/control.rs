@@ -5,7 +5,7 @@
 use super::read::{Fail, R};
 use super::W;
 use crate::wire::diag::Diagnostic;
-use crate::wire::tree::{Kind, Span, Value};
+use crate::wire::tree::Value;
 
 /// Control record types (`ControlRecordType`), by key `Type`.
 pub const TYPES: [&str; 7] = [
@@ -18,47 +18,9 @@ pub const TYPES: [&str; 7] = [
     "KRAFT_VOTERS",
 ];
 
-/// Opens a struct named `name` over a length-prefixed key or value, with the cursor limited to
-/// its content; `None` when it is null (a `Null` member is pushed instead).
-fn open_prefixed(w: &mut W, name: &'static str) -> R<Option<(u32, Span, u32)>> {
-    let (at, hdr, span) = w.len_prefixed(name, true)?;
-    let Some(s) = span else {
-        let id = w.t.leaf(name, Value::Null, w.buf, at, hdr as u32);
-        w.t.node_mut(id).hdr = hdr;
-        return Ok(None);
-    };
-    let id = w.t.open(name, Kind::Struct, w.buf, at);
-    w.t.node_mut(id).hdr = hdr;
-    let saved_end = w.rd.end;
-    w.rd.pos = s.start;
-    w.rd.end = s.start + s.len;
-    Ok(Some((id, s, saved_end)))
-}
-
-/// Closes what [`open_prefixed`] opened; leftover bytes become `Unparsed`.
-fn close_prefixed(w: &mut W, id: u32, s: Span, saved_end: u32) {
-    let end = s.start + s.len;
-    if w.rd.pos < end {
-        let p = w.rd.pos;
-        w.t.leaf(
-            "Unparsed",
-            Value::Bytes(Span {
-                start: p,
-                len: end - p,
-            }),
-            w.buf,
-            p,
-            end - p,
-        );
-    }
-    w.t.close(id, end);
-    w.rd.pos = end;
-    w.rd.end = saved_end;
-}
-
 /// The control key; returns its type (or -1 when it could not be read).
 pub(crate) fn key(w: &mut W, path: &str) -> R<i16> {
-    let Some((id, s, saved)) = open_prefixed(w, "Key")? else {
+    let Some((id, s, saved)) = w.open_prefixed("Key")? else {
         let at = w.rd.pos as u64;
         w.diag(Diagnostic::error(
             "control-record-invalid",
@@ -78,7 +40,7 @@ pub(crate) fn key(w: &mut W, path: &str) -> R<i16> {
                 s.len
             ),
         ));
-        close_prefixed(w, id, s, saved);
+        w.close_prefixed(id, s, saved);
         return Ok(-1);
     }
     w.int("Version", 2)?;
@@ -97,7 +59,7 @@ pub(crate) fn key(w: &mut W, path: &str) -> R<i16> {
             ));
         }
     }
-    close_prefixed(w, id, s, saved);
+    w.close_prefixed(id, s, saved);
     Ok(ty)
 }
 
@@ -105,7 +67,7 @@ pub(crate) fn key(w: &mut W, path: &str) -> R<i16> {
 pub(crate) fn value(w: &mut W, ty: i16, path: &str) -> R<()> {
     match ty {
         0 | 1 => {
-            let Some((id, s, saved)) = open_prefixed(w, "Value")? else {
+            let Some((id, s, saved)) = w.open_prefixed("Value")? else {
                 return Ok(());
             };
             let r = w
@@ -119,7 +81,7 @@ pub(crate) fn value(w: &mut W, ty: i16, path: &str) -> R<()> {
                 );
                 w.fail(f, &format!("{path}.Value"), s.start + s.len);
             }
-            close_prefixed(w, id, s, saved);
+            w.close_prefixed(id, s, saved);
             Ok(())
         }
         2..=6 => super::internal::kraft_control_value(w, ty, path),

@@ -22,7 +22,7 @@ use super::{AsType, W};
 use crate::protocol::{builtin, CoordinatorGroup, Resolved};
 use crate::wire::decode::decode_message_at;
 use crate::wire::diag::Diagnostic;
-use crate::wire::tree::{Kind, Span, Value};
+use crate::wire::tree::{Span, Value};
 
 /// Largest frame version, api key or version the metadata framing accepts.
 const MAX_FRAME_FIELD: u32 = 32767;
@@ -51,51 +51,19 @@ pub(crate) fn key_value(w: &mut W, kind: AsType, path: &str) -> R<()> {
     coordinator(w, group, path)
 }
 
-/// Opens `name` over a varint-length-prefixed field and limits the cursor to its content.
-/// Returns `None` (after pushing a `Null` member) for a null field.
-fn open(w: &mut W, name: &'static str) -> R<Option<(u32, Span, u32)>> {
-    let (at, hdr, span) = w.len_prefixed(name, true)?;
-    let Some(s) = span else {
-        let id = w.t.leaf(name, Value::Null, w.buf, at, hdr as u32);
-        w.t.node_mut(id).hdr = hdr;
-        return Ok(None);
-    };
-    let id = w.t.open(name, Kind::Struct, w.buf, at);
-    w.t.node_mut(id).hdr = hdr;
-    let saved = w.rd.end;
-    w.rd.pos = s.start;
-    w.rd.end = s.start + s.len;
-    Ok(Some((id, s, saved)))
-}
-
-/// Closes what [`open`] opened. Bytes the struct did not use are kept as `Unparsed` and, when
-/// `strict`, reported.
+/// Closes what [`W::open_prefixed`] opened. Bytes the struct did not use are kept as `Unparsed`
+/// and, when `strict`, reported.
 fn close(w: &mut W, id: u32, s: Span, saved: u32, path: &str, strict: bool) {
-    let end = s.start + s.len;
-    let p = w.rd.pos;
-    if p < end {
-        if strict {
-            w.diag(Diagnostic::error(
-                "trailing-bytes",
-                path,
-                p as u64,
-                format!("{} bytes after the record struct", end - p),
-            ));
-        }
-        w.t.leaf(
-            "Unparsed",
-            Value::Bytes(Span {
-                start: p,
-                len: end - p,
-            }),
-            w.buf,
-            p,
-            end - p,
-        );
+    let (end, p) = (s.start + s.len, w.rd.pos);
+    if strict && p < end {
+        w.diag(Diagnostic::error(
+            "trailing-bytes",
+            path,
+            p as u64,
+            format!("{} bytes after the record struct", end - p),
+        ));
     }
-    w.t.close(id, end);
-    w.rd.pos = end;
-    w.rd.end = saved;
+    w.close_prefixed(id, s, saved);
 }
 
 /// Decodes `r.spec` at `version` from the cursor to the end of its window as member `name`.
@@ -117,7 +85,7 @@ fn raw(w: &mut W) {
 fn coordinator(w: &mut W, group: CoordinatorGroup, path: &str) -> R<()> {
     let kpath = format!("{path}.Key");
     let mut record_type = None;
-    match open(w, "Key")? {
+    match w.open_prefixed("Key")? {
         None => {
             let at = w.rd.pos as u64;
             w.diag(Diagnostic::error(
@@ -165,7 +133,7 @@ fn coordinator(w: &mut W, group: CoordinatorGroup, path: &str) -> R<()> {
     }
     // A null value is a tombstone: the key's record was deleted.
     let vpath = format!("{path}.Value");
-    if let Some((id, s, saved)) = open(w, "Value")? {
+    if let Some((id, s, saved)) = w.open_prefixed("Value")? {
         match w.int("Version", 2) {
             Ok(v) => {
                 match record_type.map(|ty| (ty, builtin().coordinator_value(group, ty, v as i16))) {
@@ -209,7 +177,7 @@ fn metadata(w: &mut W, path: &str) -> R<()> {
         ));
     }
     let vpath = format!("{path}.Value");
-    let Some((id, s, saved)) = open(w, "Value")? else {
+    let Some((id, s, saved)) = w.open_prefixed("Value")? else {
         let at = w.rd.pos as u64;
         w.diag(Diagnostic::error(
             "metadata-frame-invalid",

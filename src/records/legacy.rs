@@ -8,7 +8,7 @@ use super::read::{Fail, Rd, R};
 use super::{RecordsContext, MIN_BATCH_SIZE, W};
 use crate::limits::MAX_NODES_PER_TREE;
 use crate::wire::diag::Diagnostic;
-use crate::wire::tree::{Kind, Span, Tree, Value};
+use crate::wire::tree::{Kind, Tree, Value};
 
 /// Bytes before the CRC-covered part of a message: offset, size, crc.
 const CRC_FROM: u32 = 16;
@@ -63,21 +63,13 @@ fn message(
         w.derived("AbsoluteOffset", Value::Int(base.wrapping_add(offset)));
     }
     w.int("MessageSize", 4)?;
-    let stored = w.u32("Crc")?;
-    let computed = crc32fast::hash(w.t.bytes(
-        w.buf,
-        Span {
-            start: at + CRC_FROM,
-            len: end - at - CRC_FROM,
-        },
-    ));
-    w.derived("CrcComputed", Value::Int(computed as i64));
-    if stored != computed {
-        w.diag(Diagnostic::error("crc-mismatch", format!("{path}.Crc"), (at + 12) as u64, format!(
-            "stored CRC-32 {stored:#010x}, computed {computed:#010x} over bytes {}..{end}; the message is shown as read",
-            at + CRC_FROM
-        )));
-    }
+    w.crc(
+        path,
+        (at + CRC_FROM, end),
+        "CRC-32",
+        "message",
+        crc32fast::hash,
+    )?;
     w.int("Magic", 1)?;
     if let Some(i) = inner.filter(|i| i.wrapper_magic != magic) {
         w.diag(Diagnostic::warning(

@@ -409,6 +409,74 @@ impl<'t> W<'t> {
             .unwrap_or(0)
     }
 
+    /// Opens a struct named `name` over a varint-length-prefixed key or value (control and
+    /// internal-topic records) and limits the cursor to its content. Returns the struct's node,
+    /// the content span and the cursor end to restore, or `None` (after pushing a `Null`
+    /// member) for a null field.
+    pub fn open_prefixed(&mut self, name: &'static str) -> R<Option<(u32, Span, u32)>> {
+        let (at, hdr, span) = self.len_prefixed(name, true)?;
+        let Some(s) = span else {
+            let id = self.t.leaf(name, Value::Null, self.buf, at, hdr as u32);
+            self.t.node_mut(id).hdr = hdr;
+            return Ok(None);
+        };
+        let id = self.t.open(name, Kind::Struct, self.buf, at);
+        self.t.node_mut(id).hdr = hdr;
+        let saved_end = self.rd.end;
+        self.rd.pos = s.start;
+        self.rd.end = s.start + s.len;
+        Ok(Some((id, s, saved_end)))
+    }
+
+    /// Closes what [`W::open_prefixed`] opened; bytes the struct did not use are kept as
+    /// `Unparsed`, and the cursor moves past the field with its end restored.
+    pub fn close_prefixed(&mut self, id: u32, s: Span, saved_end: u32) {
+        let end = s.start + s.len;
+        let p = self.rd.pos;
+        if p < end {
+            let v = Value::Bytes(Span {
+                start: p,
+                len: end - p,
+            });
+            self.t.leaf("Unparsed", v, self.buf, p, end - p);
+        }
+        self.t.close(id, end);
+        self.rd.pos = end;
+        self.rd.end = saved_end;
+    }
+
+    /// Reads the stored `Crc` member, pushes `CrcComputed` (`compute` over bytes `from..end`)
+    /// and reports a mismatch at the Crc field; the `unit` (batch or message) is still decoded.
+    pub fn crc(
+        &mut self,
+        path: &str,
+        (from, end): (u32, u32),
+        algo: &str,
+        unit: &str,
+        compute: fn(&[u8]) -> u32,
+    ) -> R<()> {
+        let at = self.rd.pos;
+        let stored = self.u32("Crc")?;
+        let covered = Span {
+            start: from,
+            len: end - from,
+        };
+        let computed = compute(self.t.bytes(self.buf, covered));
+        self.derived("CrcComputed", Value::Int(computed as i64));
+        if stored != computed {
+            self.diag(Diagnostic::error(
+                "crc-mismatch",
+                format!("{path}.Crc"),
+                at as u64,
+                format!(
+                    "stored {algo} {stored:#010x}, computed {computed:#010x} over bytes \
+                     {from}..{end}; the {unit} is shown as read"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     pub fn diag(&mut self, d: Diagnostic) {
         self.t.diags.push(d.in_buf(self.buf));
     }

@@ -1,6 +1,10 @@
-//! A bounds-checked forward cursor over one tree buffer, with the big-endian integers and the
-//! zig-zag varints that record batches use. Every read either succeeds or says at which byte and
-//! what it expected; nothing here panics on any input.
+//! The records reader: `wire::cursor` (the one implementation of Kafka's primitives and varint
+//! rules) seen through a window of a tree buffer, with a `what` label and an absolute byte offset
+//! on every failure. Record batches are stricter than the protocol's tagged fields: a varint whose
+//! bits do not fit its type is an error here (`varint-overflow`), where `Cursor` only flags it.
+//! Nothing here panics on any input.
+
+use crate::wire::cursor::{Cursor, ReadError, VarintForm};
 
 /// Why a read failed: a stable diagnostic code, the byte offset in the buffer, and what was
 /// expected there.
@@ -51,100 +55,144 @@ impl Rd {
         self.pos >= self.end
     }
 
-    /// The next `n` bytes, advancing past them.
-    pub fn take<'d>(&mut self, d: &'d [u8], n: u32, what: &str) -> R<&'d [u8]> {
-        if n > self.remaining() {
-            return Err(Fail::new(
-                "truncated",
-                self.pos,
-                format!("{what}: needs {n} bytes, only {} remain", self.remaining()),
-            ));
-        }
-        let s = d
-            .get(self.pos as usize..(self.pos + n) as usize)
-            .ok_or_else(|| {
-                Fail::new(
-                    "truncated",
-                    self.pos,
-                    format!("{what}: the buffer ends before byte {}", self.pos + n),
-                )
-            })?;
-        self.pos += n;
-        Ok(s)
+    /// The wire cursor over this window of `d` (which may be shorter than the window if the
+    /// caller hands a different buffer; `Cursor` clamps, and the failure says so).
+    fn cursor<'d>(&self, d: &'d [u8]) -> Cursor<'d> {
+        Cursor::new(d, self.pos as usize, self.end as usize)
     }
 
-    fn array<const N: usize>(&mut self, d: &[u8], what: &str) -> R<[u8; N]> {
-        let s = self.take(d, N as u32, what)?;
-        let mut a = [0u8; N];
-        a.copy_from_slice(s);
-        Ok(a)
+    /// Moves past what `c` consumed.
+    fn advance(&mut self, c: &Cursor<'_>) {
+        // `c.pos()` lies within `self.pos..=self.end`, both u32.
+        self.pos = u32::try_from(c.pos()).unwrap_or(self.end);
+    }
+
+    /// A fixed-width read failed for want of `n` bytes: either the window or the buffer ran out.
+    fn short(&self, n: u32, what: &str) -> Fail {
+        let message = if n > self.remaining() {
+            format!("{what}: needs {n} bytes, only {} remain", self.remaining())
+        } else {
+            format!("{what}: the buffer ends before byte {}", self.pos + n)
+        };
+        Fail::new("truncated", self.pos, message)
+    }
+
+    /// The next `n` bytes, advancing past them.
+    pub fn take<'d>(&mut self, d: &'d [u8], n: u32, what: &str) -> R<&'d [u8]> {
+        let mut c = self.cursor(d);
+        match c.bytes(n as usize) {
+            Ok(s) => {
+                self.advance(&c);
+                Ok(s)
+            }
+            Err(_) => Err(self.short(n, what)),
+        }
+    }
+
+    /// Runs one fixed-width `Cursor` read of `n` bytes.
+    fn fixed<'d, T>(
+        &mut self,
+        d: &'d [u8],
+        n: u32,
+        what: &str,
+        read: impl FnOnce(&mut Cursor<'d>) -> Result<T, ReadError>,
+    ) -> R<T> {
+        let mut c = self.cursor(d);
+        match read(&mut c) {
+            Ok(v) => {
+                self.advance(&c);
+                Ok(v)
+            }
+            Err(_) => Err(self.short(n, what)),
+        }
     }
 
     pub fn i8(&mut self, d: &[u8], what: &str) -> R<i8> {
-        Ok(i8::from_be_bytes(self.array(d, what)?))
+        self.fixed(d, 1, what, Cursor::i8)
     }
     pub fn i16(&mut self, d: &[u8], what: &str) -> R<i16> {
-        Ok(i16::from_be_bytes(self.array(d, what)?))
+        self.fixed(d, 2, what, Cursor::i16)
     }
     pub fn i32(&mut self, d: &[u8], what: &str) -> R<i32> {
-        Ok(i32::from_be_bytes(self.array(d, what)?))
+        self.fixed(d, 4, what, Cursor::i32)
     }
     pub fn u32(&mut self, d: &[u8], what: &str) -> R<u32> {
-        Ok(u32::from_be_bytes(self.array(d, what)?))
+        self.fixed(d, 4, what, Cursor::u32)
     }
     pub fn i64(&mut self, d: &[u8], what: &str) -> R<i64> {
-        Ok(i64::from_be_bytes(self.array(d, what)?))
+        self.fixed(d, 8, what, Cursor::i64)
     }
 
-    /// An unsigned LEB128 varint of at most `max_bytes` bytes whose value fits `bits` bits.
-    fn uleb(&mut self, d: &[u8], max_bytes: u32, bits: u32, what: &str) -> R<u64> {
+    /// Runs one varint-family `Cursor` read whose last byte may carry at most `top_bits` value
+    /// bits (4 of a 5-byte varint's 7, 1 of a 10-byte varlong's) and turns Kafka's lenient
+    /// outcomes into this reader's failures: bits beyond the type are `varint-overflow`, a
+    /// continuation past the last byte `varint-overlong`. On failure the window's position is
+    /// left past the bytes looked at, as callers reporting `pos` expect.
+    fn leb<'d, T>(
+        &mut self,
+        d: &'d [u8],
+        max_bytes: u32,
+        top_bits: u32,
+        what: &str,
+        read: impl FnOnce(&mut Cursor<'d>) -> Result<(T, VarintForm), ReadError>,
+    ) -> R<T> {
         let start = self.pos;
-        let mut value: u64 = 0;
-        for i in 0..max_bytes {
-            let Some(&b) = d.get(self.pos as usize).filter(|_| self.pos < self.end) else {
-                return Err(Fail::new(
+        let mut c = self.cursor(d);
+        let overflow = |rd: &mut Rd, len: u32| {
+            rd.pos = start + len;
+            let bits = if max_bytes == 5 { 32 } else { 64 };
+            Fail::new(
+                "varint-overflow",
+                start,
+                format!("{what}: varint does not fit in {bits} bits"),
+            )
+        };
+        match read(&mut c) {
+            Ok((_, form)) if form.dropped_bits => Err(overflow(self, u32::from(form.len))),
+            Ok((v, _)) => {
+                self.advance(&c);
+                Ok(v)
+            }
+            Err(ReadError::Truncated { have, .. }) => {
+                // `have` is what remained, so at most the window.
+                self.pos = start + u32::try_from(have).unwrap_or(0);
+                Err(Fail::new(
                     "truncated",
                     self.pos,
                     format!("{what}: varint runs past the end of the data"),
-                ));
-            };
-            self.pos += 1;
-            let shift = 7 * i;
-            let chunk = u64::from(b & 0x7f);
-            if shift + 7 > bits && (chunk >> (bits - shift)) != 0 {
-                return Err(Fail::new(
-                    "varint-overflow",
-                    start,
-                    format!("{what}: varint does not fit in {bits} bits"),
-                ));
+                ))
             }
-            value |= chunk << shift;
-            if b & 0x80 == 0 {
-                return Ok(value);
+            Err(ReadError::VarintTooLong { .. }) => {
+                let last = d
+                    .get((start + max_bytes - 1) as usize)
+                    .copied()
+                    .unwrap_or(0);
+                if u32::from(last & 0x7f) >> top_bits != 0 {
+                    return Err(overflow(self, max_bytes));
+                }
+                self.pos = start + max_bytes;
+                Err(Fail::new(
+                    "varint-overlong",
+                    start,
+                    format!("{what}: varint longer than {max_bytes} bytes"),
+                ))
             }
         }
-        Err(Fail::new(
-            "varint-overlong",
-            start,
-            format!("{what}: varint longer than {max_bytes} bytes"),
-        ))
     }
 
     /// Kafka's zig-zag `varint` (record lengths, deltas, key/value/header lengths).
     pub fn varint(&mut self, d: &[u8], what: &str) -> R<i32> {
-        let u = self.uleb(d, 5, 32, what)? as u32;
-        Ok(((u >> 1) as i32) ^ -((u & 1) as i32))
+        self.leb(d, 5, 4, what, Cursor::varint)
     }
 
     /// Kafka's zig-zag `varlong` (record timestamp delta).
     pub fn varlong(&mut self, d: &[u8], what: &str) -> R<i64> {
-        let u = self.uleb(d, 10, 64, what)?;
-        Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
+        self.leb(d, 10, 1, what, Cursor::varlong)
     }
 
     /// An unsigned varint (the `__cluster_metadata` value framing).
     pub fn uvarint(&mut self, d: &[u8], what: &str) -> R<u32> {
-        Ok(self.uleb(d, 5, 32, what)? as u32)
+        self.leb(d, 5, 4, what, Cursor::uvarint)
     }
 }
 
@@ -184,6 +232,39 @@ mod tests {
         let cut = [0x80, 0x80];
         let mut r = Rd::new(&cut, 0, 2);
         assert_eq!(r.varint(&cut, "len").unwrap_err().code, "truncated");
+    }
+
+    #[test]
+    fn a_last_byte_that_continues_is_overflow_if_it_carries_excess_bits() {
+        // 5th byte 0x90: continuation set and a bit above 2^32 -> too big before too long.
+        let b = [0xff, 0xff, 0xff, 0xff, 0x90, 0x00];
+        let mut r = Rd::new(&b, 0, 6);
+        let e = r.varint(&b, "len").unwrap_err();
+        assert_eq!((e.code, e.offset, r.pos), ("varint-overflow", 0, 5));
+        // 5th byte 0x8f: every bit fits, only the continuation is wrong.
+        let b = [0xff, 0xff, 0xff, 0xff, 0x8f, 0x00];
+        let mut r = Rd::new(&b, 0, 6);
+        let e = r.uvarint(&b, "len").unwrap_err();
+        assert_eq!((e.code, e.offset, r.pos), ("varint-overlong", 0, 5));
+        // 10th byte 0x82 of a varlong: bit 64 set.
+        let mut b = [0xffu8; 11];
+        b[9] = 0x82;
+        let mut r = Rd::new(&b, 0, 11);
+        assert_eq!(r.varlong(&b, "ts").unwrap_err().code, "varint-overflow");
+        // Truncation is reported where the missing byte would be.
+        let b = [0x00, 0x80, 0x80];
+        let mut r = Rd::new(&b, 1, 2);
+        let e = r.varint(&b, "len").unwrap_err();
+        assert_eq!((e.code, e.offset, r.pos), ("truncated", 3, 3));
+    }
+
+    #[test]
+    fn a_buffer_shorter_than_the_window_says_so() {
+        let long = [0u8; 8];
+        let mut r = Rd::new(&long, 0, 8);
+        let e = r.i32(&long[..2], "n").unwrap_err();
+        assert_eq!(e.message, "n: the buffer ends before byte 4");
+        assert_eq!(r.pos, 0);
     }
 
     #[test]

@@ -86,15 +86,7 @@ impl<'a> Index<'a> {
         if let Some(b) = self.by_name.get(&*spec.name) {
             return Some(b);
         }
-        let keyed = matches!(
-            spec.spec_type,
-            SpecType::Request
-                | SpecType::Response
-                | SpecType::Metadata
-                | SpecType::CoordinatorKey
-                | SpecType::CoordinatorValue
-        );
-        let k = spec.api_key.filter(|_| keyed)?;
+        let k = spec.api_key.filter(|_| spec.spec_type.is_keyed())?;
         self.by_key.get(&(k, spec.spec_type)).copied()
     }
 }

@@ -50,6 +50,19 @@ impl SpecType {
             SpecType::CoordinatorValue => "coordinator-value",
         }
     }
+
+    /// Spec types that carry an `apiKey` (headers and plain data structures do not): the
+    /// validator requires it on them, and compat pairs specs of these types by it.
+    pub fn is_keyed(self) -> bool {
+        matches!(
+            self,
+            SpecType::Request
+                | SpecType::Response
+                | SpecType::Metadata
+                | SpecType::CoordinatorKey
+                | SpecType::CoordinatorValue
+        )
+    }
 }
 
 /// A primitive spec type.

@@ -128,6 +128,20 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
+    /// The next `n` bytes, after checking they are there.
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], ReadError> {
+        self.need(n)?;
+        let s = self
+            .data
+            .get(self.pos..self.pos + n)
+            .ok_or(ReadError::Truncated {
+                need: n as u64,
+                have: self.remaining() as u64,
+            })?;
+        self.pos += n;
+        Ok(s)
+    }
+
     /// Kafka's unsigned varint (`ByteUtils.readUnsignedVarint`): at most 5 bytes, the 5th byte's
     /// bits above 2^32 dropped, non-minimal forms accepted. The caller reinterprets the result as
     /// a Java int where Kafka does (`as i32`).
@@ -188,6 +202,27 @@ impl<'a> Cursor<'a> {
         }
         Err(ReadError::VarintTooLong { max_bytes: 10 })
     }
+}
+
+/// The big-endian `u16` at `d[at..]`, or `None` if the data ends first (fixed headers of captured
+/// packets and frames, read at known offsets).
+pub fn be_u16_at(d: &[u8], at: usize) -> Option<u16> {
+    Cursor::new(d, at, d.len()).u16().ok()
+}
+
+/// The big-endian `u32` at `d[at..]`, or `None` if the data ends first.
+pub fn be_u32_at(d: &[u8], at: usize) -> Option<u32> {
+    Cursor::new(d, at, d.len()).u32().ok()
+}
+
+/// The big-endian `i16` at `d[at..]`, or `None` if the data ends first.
+pub fn be_i16_at(d: &[u8], at: usize) -> Option<i16> {
+    Cursor::new(d, at, d.len()).i16().ok()
+}
+
+/// The big-endian `i32` at `d[at..]`, or `None` if the data ends first.
+pub fn be_i32_at(d: &[u8], at: usize) -> Option<i32> {
+    Cursor::new(d, at, d.len()).i32().ok()
 }
 
 /// Bytes the minimal unsigned varint encoding of `v` takes.
@@ -280,6 +315,18 @@ mod tests {
             l(&[0x80; 11]),
             Err(ReadError::VarintTooLong { max_bytes: 10 })
         );
+    }
+
+    #[test]
+    fn reads_at_an_offset_stop_at_the_data() {
+        let d = [0x80, 0x01, 0xff, 0xfe];
+        assert_eq!(be_u16_at(&d, 0), Some(0x8001));
+        assert_eq!(be_i16_at(&d, 2), Some(-2));
+        assert_eq!(be_i32_at(&d, 0), Some(-0x7ffe_0002));
+        assert_eq!(be_u32_at(&d, 0), Some(0x8001_fffe));
+        assert_eq!(be_u16_at(&d, 3), None);
+        assert_eq!(be_u32_at(&d, 1), None);
+        assert_eq!(be_i16_at(&d, usize::MAX), None);
     }
 
     #[test]

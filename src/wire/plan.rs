@@ -264,19 +264,8 @@ pub mod testspec {
             name: name.into(),
             ty: ty(t),
             versions: v(versions),
-            nullable_versions: Versions::NONE,
-            tagged_versions: Versions::NONE,
-            tag: None,
-            flexible_versions: None,
-            default: None,
-            ignorable: false,
-            map_key: false,
-            entity_type: None,
-            zero_copy: false,
-            fields: Vec::new(),
-            pos: Pos::default(),
             type_text: t.into(),
-            props: Vec::new(),
+            ..Field::default()
         }
     }
 

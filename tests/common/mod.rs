@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 /// The repository root.
 pub fn repo() -> &'static Path {
@@ -40,4 +41,80 @@ pub fn shared_or_skip(test: &str) -> Option<PathBuf> {
         eprintln!("SKIPPED {test}: ../shared (Kafka spec folders) is not beside this checkout; set KINSPECT_SHARED to run it");
     }
     d
+}
+
+/// Runs the built binary as a user would, from the repository root, with `NO_COLOR` unset so
+/// that color follows the flags alone.
+pub fn kinspect(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kinspect"))
+        .args(args)
+        .current_dir(repo())
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run kinspect")
+}
+
+/// The run's standard output (kinspect writes only UTF-8).
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
+}
+
+/// Every `.json` file under `dir`, recursively, sorted.
+pub fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Removes `//` and `/* */` comments outside strings, so serde_json can read a spec file.
+pub fn strip_comments(text: &str) -> String {
+    let b: Vec<char> = text.chars().collect();
+    let (mut out, mut i, mut in_str) = (String::new(), 0, false);
+    while i < b.len() {
+        let c = b[i];
+        if in_str {
+            out.push(c);
+            if c == '\\' && i + 1 < b.len() {
+                out.push(b[i + 1]);
+                i += 1;
+            } else if c == '"' {
+                in_str = false;
+            }
+        } else if c == '"' {
+            in_str = true;
+            out.push(c);
+        } else if c == '/' && b.get(i + 1) == Some(&'/') {
+            while i < b.len() && b[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        } else if c == '/' && b.get(i + 1) == Some(&'*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == '*' && b[i + 1] == '/') {
+                i += 1;
+            }
+            i += 2;
+            continue;
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// A spec file read independently of kinspect: comments stripped, then serde_json.
+pub fn read_spec(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&strip_comments(&std::fs::read_to_string(p).unwrap())).unwrap()
 }

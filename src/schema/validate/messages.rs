@@ -103,14 +103,7 @@ pub fn check(cx: &mut Cx) {
     }
 
     // M10/M11/M14: apiKey.
-    let needs_key = matches!(
-        spec.spec_type,
-        SpecType::Request
-            | SpecType::Response
-            | SpecType::Metadata
-            | SpecType::CoordinatorKey
-            | SpecType::CoordinatorValue
-    );
+    let needs_key = spec.spec_type.is_keyed();
     if needs_key && spec.api_key.is_none() && (is_4x || !is_coordinator(spec.spec_type)) {
         cx.error(
             "missing-api-key",
