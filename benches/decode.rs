@@ -88,7 +88,10 @@ fn main() {
         ("records raw: decode", false, true),
         ("records raw: + jsonl", false, true),
     ] {
-        dec.set_records(RecordsOptions { raw, as_type: None });
+        dec.set_records(RecordsOptions {
+            raw,
+            ..Default::default()
+        });
         let mut printer = Printer::new(Count(0), Options { annotate, ..opts });
         if name.ends_with("decode") {
             measure(name, &frames, secs, |h, d| dec.decode_frame(d, h, &mut pdu));

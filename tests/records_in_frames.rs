@@ -163,6 +163,7 @@ fn records_raw_keeps_the_field_as_bytes() {
     dec.set_records(RecordsOptions {
         raw: true,
         as_type: None,
+        ..Default::default()
     });
     let mut pdu = Pdu::default();
     let mut seen = 0;
@@ -378,6 +379,7 @@ fn a_produce_to_consumer_offsets_decodes_its_key_and_value_with_the_coordinator_
     dec.set_records(RecordsOptions {
         raw: false,
         as_type: Some(kinspect::records::AsType::ConsumerOffsets),
+        ..Default::default()
     });
     dec.decode_frame(&plain, &Hints::default(), &mut pdu);
     let j = pdu_json(&pdu);
@@ -512,4 +514,60 @@ fn damaged_captured_batches_encode_back_as_damaged() {
     assert!(n >= 200, "only {n} damaged batches");
     // The damage reached every way the JSON carries bytes the decoder could not use.
     assert_eq!(forms.len(), 5, "forms seen: {forms:?}");
+}
+
+/// Headers-only mode (the default for `--format summary`) keeps every batch header, still
+/// verifies the CRC over the undecoded (possibly compressed) bytes, and agrees with full decoding
+/// on which frames have errors — here on every captured records-carrying frame, intact and with a
+/// byte of its last batch flipped.
+#[test]
+fn headers_only_batches_keep_crc_checks_and_agree_with_full_decoding_on_errors() {
+    let mut full = Decoder::new(builtin());
+    let mut checked = Decoder::new(builtin());
+    checked.set_records(RecordsOptions {
+        headers_only: true,
+        ..Default::default()
+    });
+    let (mut a, mut b) = (Pdu::default(), Pdu::default());
+    let mut flipped_seen = 0;
+    for f in frames() {
+        full.decode_frame(&f.data, &f.hints, &mut a);
+        if message_records(&a.tree).is_empty() || a.tree.has_errors() {
+            continue;
+        }
+        let batches = |t: &Tree| -> usize {
+            message_records(t)
+                .iter()
+                .map(|&r| t.children(r).count())
+                .sum()
+        };
+        checked.decode_frame(&f.data, &f.hints, &mut b);
+        assert!(!b.tree.has_errors(), "{} frame {}", f.name, f.frame);
+        assert_eq!(
+            batches(&a.tree),
+            batches(&b.tree),
+            "{} frame {}",
+            f.name,
+            f.frame
+        );
+        // The last byte of a frame carrying records is inside its last batch's records.
+        let last = f.data.len() - 1;
+        let bad = flip(&f.data, last);
+        full.decode_frame(&bad, &f.hints, &mut a);
+        checked.decode_frame(&bad, &f.hints, &mut b);
+        let crc = |t: &Tree| t.diags.iter().any(|d| d.code == "crc-mismatch");
+        if crc(&a.tree) {
+            assert!(
+                crc(&b.tree),
+                "{} frame {}: full decoding saw the CRC mismatch, headers-only did not",
+                f.name,
+                f.frame
+            );
+            flipped_seen += 1;
+        }
+    }
+    assert!(
+        flipped_seen >= 20,
+        "only {flipped_seen} corrupted batches checked"
+    );
 }

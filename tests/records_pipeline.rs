@@ -52,6 +52,7 @@ fn every_records_field_the_decoder_finds_decodes_and_matches_the_checksum_scan()
         decoder.set_records(RecordsOptions {
             raw: true,
             as_type: None,
+            ..Default::default()
         });
         let mut pdu = Pdu::default();
         let mut by_decoder: BTreeSet<Vec<u8>> = BTreeSet::new();

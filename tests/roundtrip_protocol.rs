@@ -25,6 +25,7 @@ fn every_api_version_and_direction_decodes_and_round_trips_as_a_frame() {
     dec.set_records(RecordsOptions {
         raw: true,
         as_type: None,
+        ..Default::default()
     });
     let mut pdu = Pdu::default();
     let mut combos = BTreeSet::new();

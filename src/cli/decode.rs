@@ -73,9 +73,11 @@ pub struct Args {
     /// the topic name (in a frame) or the folder (of a log file) says.
     #[arg(long = "as", value_name = "TYPE", value_parser = parse_as)]
     pub as_type: Option<AsType>,
-    /// `records` fields of Produce, Fetch, …: decoded into batches, or kept as base64 (raw).
-    #[arg(long, value_enum, value_name = "MODE", default_value = "batches")]
-    pub records: RecordsMode,
+    /// `records` fields of Produce, Fetch, …: decoded into batches, batch headers with verified
+    /// CRCs only (checked), or kept as base64 (raw). Default: batches, except `checked` for
+    /// `--format summary`, which shows no record contents.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub records: Option<RecordsMode>,
 }
 
 /// How `--records` shows the `records` fields of messages.
@@ -83,6 +85,8 @@ pub struct Args {
 pub enum RecordsMode {
     /// Record batches, records, keys and values (internal topics decoded).
     Batches,
+    /// Batch headers with their CRC verified; records left compressed/undecoded.
+    Checked,
     /// The field's bytes as base64, undecoded.
     Raw,
 }
@@ -172,7 +176,10 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         color: use_color(g.color, tty),
         show_secrets: args.show_secrets,
     };
-    let printer = Printer::new(io::BufWriter::with_capacity(1 << 18, output_sink(&stdout, tty)), opts);
+    let printer = Printer::new(
+        io::BufWriter::with_capacity(1 << 18, output_sink(&stdout, tty)),
+        opts,
+    );
     let _ = PROTO.set(proto);
     let mut run = Run {
         dl: DecodeLoop::new(proto),
@@ -190,9 +197,15 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         no_clock: false,
         as_type: args.as_type,
     };
+    let records = args.records.unwrap_or(if format == Format::Summary {
+        RecordsMode::Checked
+    } else {
+        RecordsMode::Batches
+    });
     run.dl.set_records(RecordsOptions {
-        raw: args.records == RecordsMode::Raw,
+        raw: records == RecordsMode::Raw,
         as_type: args.as_type,
+        headers_only: records == RecordsMode::Checked,
     });
     let files: Vec<PathBuf> = if args.files.is_empty() {
         vec![PathBuf::from("-")]
@@ -321,6 +334,7 @@ impl<W: Write> Run<W> {
             topic: topic.as_deref(),
             partial_tail_ok: true,
             as_type: self.as_type,
+            ..Default::default()
         };
         let mut index = 0u64;
         if kind == FileKind::QuorumState {

@@ -49,7 +49,10 @@ pub fn write_str<W: Write + ?Sized>(w: &mut W, s: &str) -> io::Result<()> {
     let mut run = 0;
     let mut i = 0;
     while i < bytes.len() {
-        if let Some(word) = bytes.get(i..i + 8).and_then(|c| <[u8; 8]>::try_from(c).ok()) {
+        if let Some(word) = bytes
+            .get(i..i + 8)
+            .and_then(|c| <[u8; 8]>::try_from(c).ok())
+        {
             if !word_needs_escape(u64::from_le_bytes(word)) {
                 i += 8;
                 continue;
@@ -92,7 +95,10 @@ fn word_needs_escape(x: u64) -> bool {
     const HI: u64 = 0x8080_8080_8080_8080;
     let has_zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
     let below_space = x.wrapping_sub(LO * 0x20) & !x & HI;
-    (below_space | has_zero(x ^ (LO * b'"' as u64)) | has_zero(x ^ (LO * b'\\' as u64)) | has_zero(x ^ (LO * 0x7f)))
+    (below_space
+        | has_zero(x ^ (LO * b'"' as u64))
+        | has_zero(x ^ (LO * b'\\' as u64))
+        | has_zero(x ^ (LO * 0x7f)))
         != 0
 }
 

@@ -437,14 +437,19 @@ fn write_str_word_scan_matches_bytewise_escaping() {
                 '\t' => o.push_str("\\t"),
                 '\u{8}' => o.push_str("\\b"),
                 '\u{c}' => o.push_str("\\f"),
-                c if (c as u32) < 0x20 || c as u32 == 0x7f => o.push_str(&format!("\\u{:04x}", c as u32)),
+                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                    o.push_str(&format!("\\u{:04x}", c as u32))
+                }
                 c => o.push(c),
             }
         }
         o.push('"');
         o
     }
-    let alphabet = ['a', 'Z', ' ', '~', '"', '\\', '\n', '\u{0}', '\u{1f}', '\u{7f}', 'é', '€', '𝄞', '\t', '\u{c}'];
+    let alphabet = [
+        'a', 'Z', ' ', '~', '"', '\\', '\n', '\u{0}', '\u{1f}', '\u{7f}', 'é', '€', '𝄞', '\t',
+        '\u{c}',
+    ];
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     for len in 0..40 {
         for _ in 0..50 {

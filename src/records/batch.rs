@@ -87,7 +87,9 @@ fn header_and_records(w: &mut W, at: u32, end: u32, ctx: &RecordsContext, path: 
         start: w.rd.pos,
         len: end - w.rd.pos,
     };
-    if codec_id == 0 {
+    if ctx.headers_only {
+        w.t.leaf("", Value::Bytes(body), w.buf, body.start, body.len);
+    } else if codec_id == 0 {
         records(w.t, w.buf, body, count, &info, ctx, &rpath);
     } else {
         compressed(w, codec_id, body, count, &info, ctx, &rpath);

@@ -23,6 +23,7 @@ pub fn fuzz_records(data: &[u8]) {
                 topic: None,
                 partial_tail_ok,
                 as_type,
+                ..Default::default()
             };
             t.reset(data);
             let len = t.buf(0).len() as u32;

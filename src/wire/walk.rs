@@ -50,6 +50,8 @@ pub struct RecordsOptions {
     pub raw: bool,
     /// `--as TYPE`: how record keys and values are read, whatever the topic.
     pub as_type: Option<AsType>,
+    /// Batch headers and CRCs only (see `RecordsContext::headers_only`).
+    pub headers_only: bool,
 }
 
 /// The topic of the records below, as the innermost enclosing struct names it.
@@ -594,6 +596,7 @@ impl<'t, 'd> Walker<'t, 'd> {
             topic,
             partial_tail_ok: self.partial_tail_ok,
             as_type: opts.as_type,
+            headers_only: opts.headers_only,
         };
         let id = self.tree.open(name, Kind::Array, self.buf, pos as u32);
         self.tree.node_mut(id).hdr = hdr as u16;
