@@ -89,6 +89,19 @@ pub fn decode_capture<R: std::io::Read>(
     proto: &'static Protocol,
     f: &mut dyn FnMut(Decoded<'_>),
 ) -> Result<CaptureSummary, CaptureError> {
+    decode_capture_with(reader, opts, proto, RecordsOptions::default(), f)
+}
+
+/// [`decode_capture`] with a choice of how `records` fields decode (`stats`, which shows no record
+/// contents, only needs batch headers and their CRC checks).
+pub fn decode_capture_with<R: std::io::Read>(
+    reader: R,
+    opts: &CaptureOptions,
+    proto: &'static Protocol,
+    records: RecordsOptions,
+    f: &mut dyn FnMut(Decoded<'_>),
+) -> Result<CaptureSummary, CaptureError> {
     let mut dl = DecodeLoop::new(proto);
+    dl.set_records(records);
     read_capture(reader, opts, &mut |ev| dl.event(ev, f))
 }
