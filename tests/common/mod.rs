@@ -118,3 +118,20 @@ pub fn strip_comments(text: &str) -> String {
 pub fn read_spec(p: &Path) -> serde_json::Value {
     serde_json::from_str(&strip_comments(&std::fs::read_to_string(p).unwrap())).unwrap()
 }
+
+/// A deterministic xorshift generator, so a failing mutation reproduces from its seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// Uniform enough in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
