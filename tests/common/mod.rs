@@ -135,3 +135,35 @@ impl Rng {
         (self.next() % n.max(1) as u64) as usize
     }
 }
+
+/// One Kafka frame of a capture, as `read_capture` gave it.
+pub struct CapturedFrame {
+    pub origin: kinspect::pdu::Origin,
+    pub hints: kinspect::pdu::Hints,
+    pub data: Vec<u8>,
+    /// A `frame-incomplete` note came just before it: the capture lost some of its bytes.
+    pub incomplete: bool,
+}
+
+/// Every frame of the capture at `path`, in order.
+pub fn capture_frames(path: &Path, opts: &kinspect::capture::CaptureOptions) -> Vec<CapturedFrame> {
+    use kinspect::capture::{read_capture, Event};
+    let mut out = Vec::new();
+    let mut incomplete = false;
+    let f = std::fs::File::open(path).unwrap();
+    read_capture(std::io::BufReader::new(f), opts, &mut |e| match e {
+        Event::Frame {
+            origin,
+            hints,
+            data,
+        } => out.push(CapturedFrame {
+            origin,
+            hints,
+            data: data.to_vec(),
+            incomplete: std::mem::take(&mut incomplete),
+        }),
+        Event::Note { diag, .. } => incomplete |= diag.code == "frame-incomplete",
+    })
+    .unwrap();
+    out
+}
