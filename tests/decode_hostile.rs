@@ -4,7 +4,7 @@
 
 mod common;
 
-use kinspect::capture::{read_capture, CaptureOptions, Event};
+use kinspect::capture::CaptureOptions;
 use kinspect::pdu::{Hints, Pdu};
 use kinspect::protocol::builtin;
 use kinspect::wire::decode::Decoder;
@@ -104,26 +104,12 @@ fn negative_lengths_and_long_varints() {
 
 /// Real frames from the bundled captures, with their hints.
 fn real_frames() -> Vec<(Hints, Vec<u8>)> {
-    let mut out = Vec::new();
-    for cap in common::bundled_captures() {
-        let f = std::fs::File::open(&cap).unwrap();
-        let mut incomplete = false;
-        read_capture(
-            std::io::BufReader::new(f),
-            &CaptureOptions::default(),
-            &mut |e| match e {
-                Event::Frame { hints, data, .. } => {
-                    if !incomplete {
-                        out.push((hints, data.to_vec()));
-                    }
-                    incomplete = false;
-                }
-                Event::Note { diag, .. } => incomplete |= diag.code == "frame-incomplete",
-            },
-        )
-        .unwrap();
-    }
-    out
+    common::bundled_captures()
+        .iter()
+        .flat_map(|cap| common::capture_frames(cap, &CaptureOptions::default()))
+        .filter(|f| !f.incomplete)
+        .map(|f| (f.hints, f.data))
+        .collect()
 }
 
 #[test]

@@ -11,19 +11,6 @@ mod support;
 use kinspect::records::fuzz::fuzz_records;
 use support::*;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 fn seeds() -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     for cap in [
@@ -53,7 +40,7 @@ fn seeds() -> Vec<Vec<u8>> {
 fn fuzz_records_survives_mutated_real_batches() {
     let seeds = seeds();
     assert!(seeds.len() >= 20, "{}", seeds.len());
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = common::Rng(0x9e37_79b9_7f4a_7c15);
     let interesting: [i32; 8] = [0, -1, 1, 7, 61, i32::MAX, i32::MIN, 0x7fff];
     for round in 0..1500 {
         let mut d = seeds[rng.below(seeds.len())].clone();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use kinspect::capture::{read_capture, CaptureOptions, Event};
+use kinspect::capture::CaptureOptions;
 use kinspect::pdu::{Direction, Hints, Pdu};
 use kinspect::protocol::builtin;
 use kinspect::wire::decode::Decoder;
@@ -38,27 +38,15 @@ fn frames(path: &std::path::Path) -> Vec<Frame> {
         is_known_request: Some(known),
         ..CaptureOptions::default()
     };
-    let mut out = Vec::new();
-    let mut incomplete = false;
-    let f = std::fs::File::open(path).unwrap();
-    read_capture(std::io::BufReader::new(f), &opts, &mut |e| match e {
-        Event::Frame {
-            origin,
-            hints,
-            data,
-        } => {
-            out.push(Frame {
-                frame: origin.last_frame.or(origin.frame).unwrap_or(0),
-                hints,
-                data: data.to_vec(),
-                incomplete,
-            });
-            incomplete = false;
-        }
-        Event::Note { diag, .. } => incomplete |= diag.code == "frame-incomplete",
-    })
-    .unwrap();
-    out
+    common::capture_frames(path, &opts)
+        .into_iter()
+        .map(|c| Frame {
+            frame: c.origin.last_frame.or(c.origin.frame).unwrap_or(0),
+            hints: c.hints,
+            data: c.data,
+            incomplete: c.incomplete,
+        })
+        .collect()
 }
 
 /// tshark's view: frame → (api_key, api_version, correlation_id, what it found malformed).

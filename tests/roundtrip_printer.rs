@@ -4,7 +4,7 @@
 
 mod common;
 
-use kinspect::capture::{read_capture, CaptureOptions, Event};
+use kinspect::capture::CaptureOptions;
 use kinspect::output::{Format, Options, Printer};
 use kinspect::pdu::Pdu;
 use kinspect::protocol::builtin;
@@ -25,48 +25,33 @@ fn printed_json_lines_encode_back_to_the_captured_bytes() {
     let mut failures = Vec::new();
     for cap in common::bundled_captures() {
         let name = cap.file_stem().unwrap().to_string_lossy().into_owned();
-        let f = std::fs::File::open(&cap).unwrap();
-        let mut incomplete = false;
-        read_capture(
-            std::io::BufReader::new(f),
-            &CaptureOptions::default(),
-            &mut |e| match e {
-                Event::Frame {
-                    origin,
-                    hints,
-                    data,
-                } => {
-                    if std::mem::take(&mut incomplete) {
-                        return;
-                    }
-                    dec.decode_frame(data, &hints, &mut pdu);
-                    pdu.origin = origin;
-                    if pdu
-                        .tree
-                        .diags
-                        .iter()
-                        .any(|d| d.is_error() && d.code != "trailing-bytes")
-                    {
-                        return;
-                    }
-                    total += 1;
-                    let mut p = Printer::new(Vec::new(), opts);
-                    p.pdu(&pdu, None).unwrap();
-                    let line = p.finish().unwrap();
-                    let json: serde_json::Value = serde_json::from_slice(&line).unwrap();
-                    match encode_pdu(builtin(), &json) {
-                        Ok(b) if b == data => exact += 1,
-                        Ok(_) => failures
-                            .push(format!("{name} frame {:?}: bytes differ", pdu.origin.frame)),
-                        Err(e) => {
-                            failures.push(format!("{name} frame {:?}: {e}", pdu.origin.frame))
-                        }
-                    }
+        for f in common::capture_frames(&cap, &CaptureOptions::default()) {
+            if f.incomplete {
+                continue;
+            }
+            dec.decode_frame(&f.data, &f.hints, &mut pdu);
+            pdu.origin = f.origin;
+            if pdu
+                .tree
+                .diags
+                .iter()
+                .any(|d| d.is_error() && d.code != "trailing-bytes")
+            {
+                continue;
+            }
+            total += 1;
+            let mut p = Printer::new(Vec::new(), opts);
+            p.pdu(&pdu, None).unwrap();
+            let line = p.finish().unwrap();
+            let json: serde_json::Value = serde_json::from_slice(&line).unwrap();
+            match encode_pdu(builtin(), &json) {
+                Ok(b) if b == f.data => exact += 1,
+                Ok(_) => {
+                    failures.push(format!("{name} frame {:?}: bytes differ", pdu.origin.frame))
                 }
-                Event::Note { diag, .. } => incomplete |= diag.code == "frame-incomplete",
-            },
-        )
-        .unwrap();
+                Err(e) => failures.push(format!("{name} frame {:?}: {e}", pdu.origin.frame)),
+            }
+        }
     }
     eprintln!("{exact} of {total} printed frames encode back exactly");
     assert!(

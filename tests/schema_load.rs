@@ -29,18 +29,7 @@ fn every_kafka_spec_file_loads_without_errors() {
         );
         assert!(diags.len() <= 4, "{release}: {}", shown.join("\n"));
         // Independent count: every .json file under the folder, found with a plain walk.
-        let mut n = 0;
-        let mut stack = vec![dir.clone()];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).unwrap().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.extension().is_some_and(|x| x == "json") {
-                    n += 1;
-                }
-            }
-        }
+        let n = common::json_files(&dir).len();
         assert_eq!(specs.len(), n, "{release}: one spec per file");
         assert!(specs
             .iter()
@@ -304,20 +293,6 @@ fn load_dir_walks_folders_and_names_unreadable_files() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Deterministic xorshift, so a failure reproduces.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 #[test]
 fn mutated_specs_never_panic_and_positions_stay_in_the_file() {
     let base = r#"// c
@@ -334,7 +309,7 @@ fn mutated_specs_never_panic_and_positions_stay_in_the_file() {
         "\u{a0}", "#", "}", "]", "{", "[", "\"", ",", ":", "//", "/*", "\\", "-", "0", "[]",
         "null", "\u{0}", "é",
     ];
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = common::Rng(0x9e37_79b9_7f4a_7c15);
     let lines = base.lines().count() as u32;
     for round in 0..3000 {
         let mut chars: Vec<char> = base.chars().collect();

@@ -118,3 +118,52 @@ pub fn strip_comments(text: &str) -> String {
 pub fn read_spec(p: &Path) -> serde_json::Value {
     serde_json::from_str(&strip_comments(&std::fs::read_to_string(p).unwrap())).unwrap()
 }
+
+/// A deterministic xorshift generator, so a failing mutation reproduces from its seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// Uniform enough in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// One Kafka frame of a capture, as `read_capture` gave it.
+pub struct CapturedFrame {
+    pub origin: kinspect::pdu::Origin,
+    pub hints: kinspect::pdu::Hints,
+    pub data: Vec<u8>,
+    /// A `frame-incomplete` note came just before it: the capture lost some of its bytes.
+    pub incomplete: bool,
+}
+
+/// Every frame of the capture at `path`, in order.
+pub fn capture_frames(path: &Path, opts: &kinspect::capture::CaptureOptions) -> Vec<CapturedFrame> {
+    use kinspect::capture::{read_capture, Event};
+    let mut out = Vec::new();
+    let mut incomplete = false;
+    let f = std::fs::File::open(path).unwrap();
+    read_capture(std::io::BufReader::new(f), opts, &mut |e| match e {
+        Event::Frame {
+            origin,
+            hints,
+            data,
+        } => out.push(CapturedFrame {
+            origin,
+            hints,
+            data: data.to_vec(),
+            incomplete: std::mem::take(&mut incomplete),
+        }),
+        Event::Note { diag, .. } => incomplete |= diag.code == "frame-incomplete",
+    })
+    .unwrap();
+    out
+}

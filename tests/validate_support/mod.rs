@@ -37,6 +37,20 @@ pub fn show(diags: &[SchemaDiag]) -> String {
     diags.iter().map(|d| format!("  {d}\n")).collect()
 }
 
+/// Runs the table (at least 40 cases, so a truncated table is noticed) and fails listing every
+/// case whose diagnostic is missing.
+pub fn assert_all_found(cases: &[Case]) {
+    assert!(cases.len() >= 40);
+    let f = failures(cases);
+    assert!(
+        f.is_empty(),
+        "{} of {} cases failed:\n{}",
+        f.len(),
+        cases.len(),
+        f.join("\n")
+    );
+}
+
 /// Runs the cases; returns one message per case whose diagnostic is missing.
 pub fn failures(cases: &[Case]) -> Vec<String> {
     let mut failures = Vec::new();
