@@ -7,9 +7,10 @@
 pub mod capture;
 pub mod check;
 pub mod cli;
+pub mod fuzzing;
+pub mod input;
 pub mod limits;
 pub mod output;
-pub mod input;
 pub mod pdu;
 pub mod protocol;
 pub mod records;

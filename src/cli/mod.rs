@@ -3,6 +3,7 @@
 
 pub mod apis;
 pub mod bundle;
+pub mod corpus;
 pub mod decode;
 pub mod encode;
 pub mod stats;
@@ -66,4 +67,6 @@ pub enum Command {
     Bundle(bundle::Args),
     /// Statistics of a capture: PDUs per API, error codes, latencies, clients.
     Stats(stats::Args),
+    /// Cut fuzz seeds (frames, record batches, streams, captures) from captures.
+    Corpus(corpus::Args),
 }
