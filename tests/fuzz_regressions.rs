@@ -1,8 +1,11 @@
 //! Bugs found by the fuzz targets, each named for its cause and holding the minimized input
 //! that found it, replayed through the target body that caught it and checked directly.
 
+use kinspect::pdu::Pdu;
+use kinspect::protocol::builtin;
 use kinspect::records::file::{decode_log_file, FileKind};
 use kinspect::records::RecordsContext;
+use kinspect::wire::decode::Decoder;
 
 /// Found by the `records` smoke set: a snapshot without a footer got a diagnostic whose offset
 /// was the file offset of the end, although the item carrying it is handed out AT the end
@@ -34,6 +37,24 @@ fn snapshot_footer_missing_offset_is_relative_to_its_item() {
         seen.contains(&("snapshot-footer-missing", 75)),
         "footer diagnostic not at file offset 75: {seen:?}"
     );
+}
+
+/// Found by `decode` in its first minutes: a nullable-struct marker of 0xd5 (DescribeTopicPartitions
+/// v0 `Cursor`) was read as null — rightly, Kafka reads the marker by its sign — but silently,
+/// so a "clean" decode re-encoded to 0xff. Kafka only ever writes -1 or 1: anything else is now
+/// the `invalid-struct-marker` warning.
+#[test]
+fn nullable_struct_marker_other_than_minus_one_or_one_is_flagged() {
+    let input =
+        unhex("0900000023004b00000000000a00086b702d61646d696e0002086b7061646d00000000000002d500");
+    kinspect::fuzzing::decode(&input);
+    let mut pdu = Pdu::default();
+    let (hints, frame) = kinspect::fuzzing::decode_input(&input);
+    Decoder::new(builtin()).decode_frame(frame, &hints, &mut pdu);
+    let codes: Vec<_> = pdu.tree.diags.iter().map(|d| (d.code, d.offset)).collect();
+    assert_eq!(codes, vec![("invalid-struct-marker", 37)]);
+    let cursor = pdu.tree.nodes.iter().find(|n| n.name == "Cursor").unwrap();
+    assert_eq!(cursor.value, kinspect::wire::tree::Value::Null);
 }
 
 fn unhex(s: &str) -> Vec<u8> {

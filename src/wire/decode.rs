@@ -12,6 +12,8 @@
 //! - `string-too-long` [error]: a string longer than 32767 bytes (Kafka's reader refuses it).
 //! - `invalid-utf8` [warning]: a string that is not UTF-8 (Kafka replaces, so do the printers).
 //! - `invalid-bool` [warning]: a bool byte other than 0/1 (read as true, as Kafka does).
+//! - `invalid-struct-marker` [warning]: a nullable-struct marker other than the -1/1 (int8) or
+//!   0/1 (uvarint) Kafka writes (read by its sign, as Kafka does).
 //! - `varint-overlong` [warning]: a non-minimal unsigned varint (accepted by Kafka).
 //! - `varint-overflow` [error]: a varint with a 6th byte; [warning] when the 5th byte sets bits
 //!   above 2^32 (Kafka drops them).

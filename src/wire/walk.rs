@@ -232,6 +232,9 @@ impl<'t, 'd> Walker<'t, 'd> {
             Marker::None => false,
             Marker::Int8 => match Cursor::new(self.data, p, limit).i8() {
                 Ok(m) => {
+                    if m != -1 && m != 1 {
+                        self.warn_marker(p, m.into(), "-1 (null) or 1");
+                    }
                     p += 1;
                     m < 0
                 }
@@ -249,6 +252,9 @@ impl<'t, 'd> Walker<'t, 'd> {
             Marker::Uvarint => {
                 let (m, len) =
                     self.uvarint(name, pos, p, limit, "a nullable-struct marker (uvarint)")?;
+                if m > 1 {
+                    self.warn_marker(p, m.into(), "0 (null) or 1");
+                }
                 p += len;
                 (m as i32) <= 0
             }
@@ -273,6 +279,17 @@ impl<'t, 'd> Walker<'t, 'd> {
                 Err(a)
             }
         }
+    }
+
+    /// Kafka reads any marker by its sign but writes only these two, so another value is read
+    /// as Kafka reads it and flagged: it cannot come from Kafka's writer, and it would not
+    /// survive re-encoding.
+    fn warn_marker(&mut self, at: usize, m: i64, expected: &str) {
+        self.warn(
+            "invalid-struct-marker",
+            at,
+            format!("nullable-struct marker {m} (expected {expected}), read as Kafka reads it"),
+        );
     }
 
     fn members(&mut self, plan: &Plan, sp: &StructPlan, mut p: usize, limit: usize) -> Step {
