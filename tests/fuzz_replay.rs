@@ -31,10 +31,7 @@ fn every_seed_replays_through_its_target() {
             }
         }
         eprintln!("{name}: {n} inputs replayed");
-        if name != "roundtrip" {
-            // roundtrip has no committed seeds: its inputs are generator choices, not data.
-            assert!(n > 0, "no seeds for {name} under {}", root.display());
-        }
+        assert!(n > 0, "no seeds for {name} under {}", root.display());
         total += n;
     }
     assert!(

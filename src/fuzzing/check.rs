@@ -138,12 +138,21 @@ pub fn printers(pdu: &Pdu) {
     }
 }
 
-/// A frame decoded without any diagnostic encodes back to exactly its bytes (CONTRACT.md).
+/// A frame decoded without any diagnostic encodes back to exactly its bytes (CONTRACT.md),
+/// except inside float64 NaNs: JSON has one "NaN", the wire has 2^53 - 1 of them.
 pub fn reencodes(proto: &'static Protocol, pdu: &Pdu, frame: &[u8]) {
     let json = pdu_json(pdu);
+    let nan = |i: usize| {
+        pdu.tree.nodes.iter().any(|n| {
+            matches!(n.value, Value::Float(f) if f.is_nan())
+                && n.buf == 0
+                && (n.offset as usize..(n.offset + n.len) as usize).contains(&i)
+        })
+    };
     match encode_pdu(proto, &json) {
         Ok(bytes) => assert!(
-            bytes == frame,
+            bytes.len() == frame.len()
+                && (0..bytes.len()).all(|i| bytes[i] == frame[i] || nan(i)),
             "decoded cleanly but encodes to different bytes\n frame   {}\n encoded {}\n json {json}",
             hex(frame),
             hex(&bytes)
