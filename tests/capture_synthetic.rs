@@ -5,7 +5,7 @@
 
 mod common;
 
-use kinspect::capture::testgen::{self, Conversation, Link, Record, TcpPacket, ACK, FIN, PSH, SYN};
+use kinspect::capture::testgen::{self, Conversation, Link, Record, TcpPacket, SYN};
 use kinspect::capture::{read_capture, CaptureError, CaptureOptions, CaptureSummary, Event};
 use kinspect::pdu::Direction;
 use std::net::SocketAddr;
@@ -613,5 +613,146 @@ fn a_reused_four_tuple_is_a_new_stream() {
     let out = read(&file(&Link::Ethernet, &pk), &no_ports());
     let streams: Vec<u32> = out.frames.iter().map(|g| g.stream).collect();
     assert_eq!(streams, [0, 0, 0, 0, 1, 1], "{:?}", out.notes);
-    let _ = (SYN, FIN, ACK, PSH);
+}
+
+#[test]
+fn a_reset_inside_a_frame_reports_the_frame_unfinished() {
+    let frames = real_frames();
+    let mut c = Conversation::new(addr("127.0.0.1:40000"), addr("127.0.0.1:9092"));
+    c.mss = 1000;
+    c.handshake();
+    c.send(true, &frames[0].1).send(false, &frames[1].1);
+    // The first 1000 bytes of a Produce, then the client resets the connection.
+    c.send(true, &frames[4].1[..1000]);
+    let mut rst = c.packets.last().unwrap().clone();
+    rst.src = c.client;
+    rst.dst = c.server;
+    rst.flags = testgen::RST;
+    rst.payload.clear();
+    rst.seq = c
+        .packets
+        .iter()
+        .rev()
+        .find(|p| p.src == c.client && !p.payload.is_empty())
+        .map(|p| p.seq.wrapping_add(1000))
+        .unwrap();
+    c.packets.push(rst);
+    let out = read(&file(&Link::Ethernet, &c.packets), &no_ports());
+    assert_eq!(out.frames.len(), 2);
+    assert_eq!(out.codes(), ["frame-incomplete"], "{:?}", out.notes);
+    assert!(
+        out.notes[0]
+            .2
+            .contains("1000 byte(s) into a frame: expected 2705 bytes"),
+        "{}",
+        out.notes[0].2
+    );
+}
+
+#[test]
+fn the_connection_table_is_bounded() {
+    // 65 537 connections that each send a SYN: one more than MAX_CONNECTIONS.
+    let n = kinspect::limits::MAX_CONNECTIONS + 1;
+    let mut pk = Vec::with_capacity(n);
+    for i in 0..n {
+        let client = SocketAddr::new(
+            [10, 1 + (i >> 16) as u8, (i >> 8) as u8, i as u8].into(),
+            40000,
+        );
+        pk.push(TcpPacket {
+            src: client,
+            dst: addr("10.0.0.1:9092"),
+            seq: 1,
+            ack: 0,
+            flags: SYN,
+            payload: Vec::new(),
+            ts_ns: i as i64,
+        });
+    }
+    let out = read(&file(&Link::Raw, &pk), &no_ports());
+    assert_eq!(out.codes(), ["connections-evicted"]);
+    assert_eq!(
+        out.summary.unwrap().connections,
+        n as u64,
+        "evicted connections keep their stream numbers"
+    );
+}
+
+#[test]
+fn pcapng_simple_packet_blocks_are_read() {
+    let frames = real_frames();
+    let conv = conversation("[fd00::1]:40000", "[fd00::2]:9092", &frames, 1460);
+    let bytes = testgen::pcapng_simple(
+        Link::Sll.linktype(),
+        0,
+        &testgen::records(&Link::Sll, &conv.packets, usize::MAX),
+    );
+    let out = read(&bytes, &no_ports());
+    assert!(out.notes.is_empty(), "{:?}", out.notes);
+    assert_same_frames(&out, &frames);
+}
+
+#[test]
+fn sasl_tokens_decode_as_tokens_without_errors() {
+    use kinspect::capture::decoded::{decode_capture, Decoded};
+    let hs = request(17, 0, 7, "kcat", b"\x00\x05PLAIN");
+    let hs_resp = sized(b"\x00\x00\x00\x07\x00\x00\x00\x00\x00\x01\x00\x05PLAIN");
+    let mut c = Conversation::new(addr("127.0.0.1:40000"), addr("127.0.0.1:9092"));
+    c.handshake();
+    c.send(true, &hs)
+        .send(false, &hs_resp)
+        .send(true, &sized(b"\0alice\0s3cret"))
+        .send(false, &sized(b""))
+        .close();
+    let bytes = file(&Link::Ethernet, &c.packets);
+    let mut seen = Vec::new();
+    decode_capture(
+        &bytes[..],
+        &CaptureOptions::default(),
+        kinspect::protocol::builtin(),
+        &mut |d| {
+            if let Decoded::Pdu(p) = d {
+                let token = p.tree.child(0, "token").is_some();
+                let errors: Vec<String> = p
+                    .tree
+                    .diags
+                    .iter()
+                    .filter(|d| d.is_error())
+                    .map(|d| d.to_string())
+                    .collect();
+                seen.push((p.api_key, token, errors));
+            }
+        },
+    )
+    .unwrap();
+    let none = Vec::<String>::new;
+    assert_eq!(
+        seen,
+        [
+            (Some(17), false, none()),
+            (Some(17), false, none()),
+            (None, true, none()),
+            (None, true, none())
+        ]
+    );
+}
+
+#[test]
+fn unanswered_requests_are_bounded() {
+    // acks=0 producers never get answers: 4097 requests without a response on one connection.
+    let frames = real_frames();
+    let n = kinspect::limits::MAX_OUTSTANDING_PER_CONN + 1;
+    let mut c = Conversation::new(addr("127.0.0.1:40000"), addr("127.0.0.1:9092"));
+    c.handshake();
+    let mut all = Vec::new();
+    for i in 0..n {
+        let mut f = frames[0].1.clone();
+        f[8..12].copy_from_slice(&(i as i32).to_be_bytes());
+        all.extend_from_slice(&f);
+    }
+    c.mss = 60_000;
+    c.send(true, &all).close();
+    let out = read(&file(&Link::Raw, &c.packets), &no_ports());
+    assert_eq!(out.frames.len(), n);
+    assert_eq!(out.codes(), ["outstanding-overflow"]);
 }

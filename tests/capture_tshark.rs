@@ -243,3 +243,50 @@ fn every_tshark_pdu_found_with_port_hints() {
 fn every_tshark_pdu_found_by_content_alone() {
     check_all(false);
 }
+
+/// Frames (origin and bytes) read from a capture file.
+fn frames_of(bytes: &[u8]) -> Vec<(Option<u64>, Option<u64>, Option<i64>, Vec<u8>)> {
+    let mut v = Vec::new();
+    read_capture(bytes, &CaptureOptions::default(), &mut |ev| {
+        if let Event::Frame { origin, data, .. } = ev {
+            v.push((origin.frame, origin.last_frame, origin.ts_ns, data.to_vec()));
+        }
+    })
+    .unwrap();
+    v
+}
+
+#[test]
+fn pcapng_and_nanosecond_pcap_written_by_tshark_read_the_same() {
+    // editcap/tshark are an independent writer of both formats; skipped where absent.
+    let dir = std::env::temp_dir().join(format!("kinspect-capture-formats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for path in common::bundled_captures() {
+        let want = frames_of(&std::fs::read(&path).unwrap());
+        for format in ["pcapng", "nsecpcap"] {
+            let out = dir.join(format!("x.{format}"));
+            let st = std::process::Command::new("tshark")
+                .arg("-r")
+                .arg(&path)
+                .args(["-F", format, "-w"])
+                .arg(&out)
+                .output();
+            match st {
+                Ok(o) if o.status.success() => {}
+                _ => {
+                    eprintln!("SKIPPED: tshark cannot write {format} here");
+                    return;
+                }
+            }
+            let got = frames_of(&std::fs::read(&out).unwrap());
+            assert!(
+                got == want,
+                "{} as {format}: {} frames vs {}",
+                path.display(),
+                got.len(),
+                want.len()
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -251,10 +251,7 @@ fn value_diagnostics_carry_field_paths() {
     b.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 42, 0xee]);
     let p = dec(&with_prefix(&b), response(18, 3));
     assert_eq!(codes(&p), ["tag-size-mismatch"]);
-    assert_eq!(
-        p.tree.diags[0].path,
-        "body._tagged_fields.FinalizedFeaturesEpoch"
-    );
+    assert_eq!(p.tree.diags[0].path, "body.FinalizedFeaturesEpoch");
     assert_eq!(pdu_json(&p)["body"]["FinalizedFeaturesEpoch"], 42);
 }
 

@@ -272,3 +272,35 @@ fn decoded_json_encodes_back_to_the_same_bytes() {
     assert_eq!(e.path, "body.Items[0].K");
     assert!(e.message.contains("int16"), "{e}");
 }
+
+#[test]
+fn decode_message_at_works_inside_another_buffer_and_range() {
+    // A record value inside a decompressed buffer: 3 bytes of something else, then the message
+    // (v0: Id, Name null, Items []), then bytes the caller owns.
+    let mut t = Tree::new();
+    t.reset(&[0xaa; 8]);
+    let mut data = vec![9, 9, 9];
+    data.extend_from_slice(&[0, 0, 0, 5, 0xff, 0xff, 0, 0, 0, 0]);
+    data.extend_from_slice(&[7, 7]);
+    let buf = t.add_buf(data).unwrap();
+    let root = t.open("", Kind::Struct, buf, 0);
+    let end = decode_message_at(&mut t, demo(), 0, buf, 3, 15, "value", "records[0].value");
+    t.close(root, 15);
+    assert_eq!(end, 13);
+    assert!(t.diags.is_empty());
+    let v = t.child(root, "value").unwrap();
+    assert_eq!(
+        (t.node(v).buf, t.node(v).offset, t.node(v).len),
+        (buf, 3, 10)
+    );
+    assert_eq!(t.node(t.child(v, "Id").unwrap()).value, Value::Int(5));
+    assert_eq!(t.buf(buf).len(), 15, "the buffer is given back");
+    // Cut inside that buffer: the diagnostic names the buffer, the path and the offset in it.
+    let end = decode_message_at(&mut t, demo(), 0, buf, 3, 9, "value", "records[1].value");
+    assert_eq!(end, 9);
+    let d = t.diags.last().unwrap();
+    assert_eq!(
+        (d.code, d.buf, d.offset, d.path.as_str()),
+        ("truncated", buf, 9, "records[1].value.Items")
+    );
+}

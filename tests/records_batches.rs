@@ -32,8 +32,8 @@ fn rec(offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Record {
         // kafka-protocol starts a new batch when offset - sequence changes; keep it constant.
         sequence: offset as i32 - 1,
         timestamp: 1_767_225_600_000 + offset * 10,
-        key: key.map(|k| bytes::Bytes::copy_from_slice(k)),
-        value: value.map(|v| bytes::Bytes::copy_from_slice(v)),
+        key: key.map(bytes::Bytes::copy_from_slice),
+        value: value.map(bytes::Bytes::copy_from_slice),
         headers: IndexMap::new(),
     }
 }
@@ -390,4 +390,25 @@ fn every_single_byte_flip_and_cut_of_real_batches_decodes_without_panic() {
                 .unwrap_or_else(|e| panic!("cut at {i}: {e}"));
         }
     }
+}
+
+#[test]
+fn a_magic_2_batch_too_short_for_its_header_is_reported_and_skipped() {
+    let a = encode(&[rec(0, None, Some(b"x"))]);
+    // 12 + 20 bytes: plausible as a legacy size, but a v2 header alone is 61 bytes.
+    let mut short = a[..32].to_vec();
+    short[8..12].copy_from_slice(&20i32.to_be_bytes());
+    let t = decode(&[short, a.clone()].concat(), &RecordsContext::default());
+    assert_eq!(errors(&t), vec!["batch-length-invalid"]);
+    assert_eq!(records(&t).len(), 1);
+    // A cut-short tail with an impossible magic is not "partial": it is not a batch at all.
+    let mut bad = a.clone();
+    bad[16] = 9;
+    let fetch = RecordsContext {
+        partial_tail_ok: true,
+        ..Default::default()
+    };
+    let t = decode(&[a.clone(), bad[..40].to_vec()].concat(), &fetch);
+    assert_eq!(errors(&t), vec!["unknown-magic"]);
+    t.check_tiling(0).unwrap();
 }

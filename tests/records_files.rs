@@ -279,6 +279,13 @@ fn a_metadata_snapshot_streams_with_its_header_footer_and_framed_records() {
         ),
         (1, 12, 0)
     );
+    assert_eq!(label(t, v, "TypeName"), "FeatureLevelRecord");
+    let d = t.child(v, "Data").unwrap();
+    assert_eq!(
+        data(t, t.child(d, "Name").unwrap()).unwrap(),
+        b"metadata.version"
+    );
+    assert_eq!(int(t, d, "FeatureLevel"), 21);
     let h = &items[0].1;
     let hr = h
         .children(h.child(batches(h)[0], "Records").unwrap())
@@ -288,6 +295,9 @@ fn a_metadata_snapshot_streams_with_its_header_footer_and_framed_records() {
         label(h, h.child(hr, "Key").unwrap(), "TypeName"),
         "SNAPSHOT_HEADER"
     );
+    let hv = h.child(hr, "Value").unwrap();
+    assert_eq!(int(h, hv, "Version"), 0);
+    assert_eq!(int(h, hv, "LastContainedLogTimestamp"), 1_767_225_600_000);
 }
 
 #[test]

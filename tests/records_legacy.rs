@@ -185,3 +185,79 @@ fn a_message_cut_short_is_partial_in_a_fetch_and_truncated_elsewhere() {
         vec!["truncated"]
     );
 }
+
+#[test]
+fn every_single_byte_flip_and_cut_of_the_legacy_sets_decodes_without_panic() {
+    for name in [
+        "v0-none.bin",
+        "v1-none.bin",
+        "v0-gzip.bin",
+        "v0-snappy.bin",
+        "v0-lz4.bin",
+        "v1-gzip.bin",
+        "v1-snappy.bin",
+        "v1-lz4.bin",
+    ] {
+        let b = fixture(name);
+        // Each message's offset (its first 8 bytes) is outside its CRC; every other byte is
+        // covered by some checksum.
+        let mut unchecked = Vec::new();
+        let mut pos = 0;
+        while pos + 12 <= b.len() {
+            unchecked.push(pos..pos + 8);
+            pos += 12 + i32::from_be_bytes(b[pos + 8..pos + 12].try_into().unwrap()) as usize;
+        }
+        for i in 0..b.len() {
+            let mut m = b.clone();
+            m[i] ^= 0xff;
+            let t = decode(&m, &RecordsContext::default());
+            t.check_tiling(0)
+                .unwrap_or_else(|e| panic!("{name} flip at {i}: {e}"));
+            if !unchecked.iter().any(|r| r.contains(&i)) {
+                assert!(t.has_errors(), "{name}: flip at {i} went unnoticed");
+            }
+            let t = decode(
+                &b[..i],
+                &RecordsContext {
+                    partial_tail_ok: true,
+                    ..Default::default()
+                },
+            );
+            t.check_tiling(0)
+                .unwrap_or_else(|e| panic!("{name} cut at {i}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn inner_messages_of_a_log_append_time_v1_wrapper_take_its_timestamp() {
+    let mut b = fixture("v1-gzip.bin");
+    // Wrapper: offset(8) size(4) crc(4) magic@16 attributes@17 timestamp@18.
+    b[17] |= 0x08;
+    let crc = crc32fast::hash(&b[16..]);
+    b[12..16].copy_from_slice(&crc.to_be_bytes());
+    let t = decode(&b, &RecordsContext::default());
+    assert!(!t.has_errors(), "{:?}", t.diags);
+    let w = batches(&t)[0];
+    assert_eq!(
+        label(&t, t.child(w, "Attributes").unwrap(), "TimestampType"),
+        "LogAppendTime"
+    );
+    let wrapper_ts = int(&t, w, "Timestamp");
+    let inner: Vec<_> = t.children(t.child(w, "InnerMessages").unwrap()).collect();
+    assert_eq!(inner.len(), 4);
+    for (i, m) in inner.into_iter().enumerate() {
+        assert_eq!(int(&t, m, "EffectiveTimestamp"), wrapper_ts);
+        assert_eq!(
+            int(&t, m, "Timestamp"),
+            1_767_225_600_000 + i as i64,
+            "the stored one is kept"
+        );
+    }
+    // CreateTime wrappers add nothing.
+    let t = decode(&fixture("v1-gzip.bin"), &RecordsContext::default());
+    let w = batches(&t)[0];
+    assert!(t
+        .children(t.child(w, "InnerMessages").unwrap())
+        .all(|m| t.child(m, "EffectiveTimestamp").is_none()));
+}

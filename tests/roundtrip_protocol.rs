@@ -118,3 +118,69 @@ fn every_api_version_and_direction_decodes_and_round_trips_as_a_frame() {
     // by the schema tests).
     assert_eq!(combos.len(), 722);
 }
+
+/// The encoder takes user-written JSON: wrong types, out-of-range numbers, missing or unknown
+/// members, bad base64 must come back as errors naming the JSON path, never a panic.
+#[test]
+fn the_encoder_refuses_bad_json_with_a_path() {
+    let proto = builtin();
+    let mut rng = Rng::new(99);
+    let poison = [
+        json!(null),
+        json!(true),
+        json!(1.5),
+        json!(-129),
+        json!(70000),
+        json!(4294967296i64),
+        json!("%%%"),
+        json!([1]),
+        json!({"x": 1}),
+    ];
+    let (mut refused, mut tried) = (0, 0);
+    for key in proto.api_keys() {
+        let Some(a) = proto.api_versions(key).first().copied() else {
+            continue;
+        };
+        let v = a.valid.hi;
+        let Some(r) = proto.message(key, v, Direction::Request) else {
+            continue;
+        };
+        let plan = shared(r.spec, v);
+        let hv = headers::request_header_version(proto, key, v).unwrap();
+        let h = minimal(&shared(
+            proto.header(Direction::Request, hv).unwrap().spec,
+            hv,
+        ));
+        let body = varied(&plan, &mut rng);
+        let mut leaves = Vec::new();
+        collect_paths(&body, String::new(), &mut leaves);
+        for path in leaves {
+            let mut b = body.clone();
+            *b.pointer_mut(&path).unwrap() =
+                poison[rng.below(poison.len() as u64) as usize].clone();
+            let mut header = h.clone();
+            header["RequestApiKey"] = key.into();
+            header["RequestApiVersion"] = v.into();
+            tried += 1;
+            if let Err(e) = encode_pdu(proto, &frame_json(Direction::Request, key, v, b, header)) {
+                refused += 1;
+                assert!(e.path.starts_with("body"), "{e}");
+            }
+        }
+    }
+    eprintln!("{refused} of {tried} poisoned messages refused");
+    assert!(refused * 2 > tried);
+}
+
+fn collect_paths(v: &J, at: String, out: &mut Vec<String>) {
+    match v {
+        J::Object(m) => m
+            .iter()
+            .for_each(|(k, x)| collect_paths(x, format!("{at}/{k}"), out)),
+        J::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, x)| collect_paths(x, format!("{at}/{i}"), out)),
+        _ => out.push(at),
+    }
+}

@@ -80,6 +80,17 @@ impl Framer {
             .unwrap_or((0, 0))
     }
 
+    /// Records which capture frame delivered the bytes up to `end`. Only two entries are ever
+    /// asked for: the one holding the first pending byte (a frame's first frame) and the newest
+    /// (its last frame, since a frame completes in the segment that delivers its last byte).
+    /// Keeping just those bounds the list however many segments a long frame spans.
+    fn remember(&mut self, end: u64, frame: u64, ts: i64) {
+        if self.prov.len() >= 2 {
+            self.prov.truncate(1);
+        }
+        self.prov.push_back((end, frame, ts));
+    }
+
     fn trim_prov(&mut self) {
         while self.prov.front().is_some_and(|e| e.0 <= self.buf_off) {
             self.prov.pop_front();
@@ -141,7 +152,7 @@ impl Framer {
             return;
         }
         let gap_end = self.end + len;
-        self.prov.push_back((gap_end, frame, ts));
+        self.remember(gap_end, frame, ts);
         match self.mode {
             Mode::Sync if self.buf.len() >= 4 => {
                 let size = i32::from_be_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]);

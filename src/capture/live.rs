@@ -17,6 +17,50 @@ pub struct LiveOptions {
     pub filter: Option<String>,
 }
 
+/// Writes captured packets as a classic pcap stream (microseconds, little-endian), flushed per
+/// packet so a reader on the other end of a pipe sees them at once.
+pub struct PcapTap<W: std::io::Write> {
+    w: W,
+    header_written: bool,
+}
+
+impl<W: std::io::Write> PcapTap<W> {
+    pub fn new(w: W) -> Self {
+        PcapTap {
+            w,
+            header_written: false,
+        }
+    }
+
+    fn packet(
+        &mut self,
+        linktype: i32,
+        ts_ns: i64,
+        data: &[u8],
+        orig_len: u32,
+    ) -> std::io::Result<()> {
+        if !self.header_written {
+            self.header_written = true;
+            let mut h = Vec::with_capacity(24);
+            h.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+            h.extend_from_slice(&2u16.to_le_bytes());
+            h.extend_from_slice(&4u16.to_le_bytes());
+            h.extend_from_slice(&[0; 8]);
+            h.extend_from_slice(&262_144u32.to_le_bytes());
+            h.extend_from_slice(&(linktype as u32).to_le_bytes());
+            self.w.write_all(&h)?;
+        }
+        let mut r = Vec::with_capacity(16 + data.len());
+        r.extend_from_slice(&(ts_ns.div_euclid(1_000_000_000) as u32).to_le_bytes());
+        r.extend_from_slice(&((ts_ns.rem_euclid(1_000_000_000) / 1000) as u32).to_le_bytes());
+        r.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        r.extend_from_slice(&orig_len.to_le_bytes());
+        r.extend_from_slice(data);
+        self.w.write_all(&r)?;
+        self.w.flush()
+    }
+}
+
 fn pcap_err(what: &str, e: pcap::Error) -> CaptureError {
     CaptureError::Io(std::io::Error::other(format!("{what}: {e}")))
 }
@@ -31,10 +75,12 @@ pub fn default_filter(opts: &CaptureOptions) -> String {
     }
 }
 
-/// Captures until the packet limit (or an error), delivering events as `read_capture` does.
+/// Captures until the packet limit (or an error), delivering events as `read_capture` does;
+/// with a `tap`, every packet is also written there as pcap.
 pub fn capture_live(
     live: &LiveOptions,
     opts: &CaptureOptions,
+    mut tap: Option<&mut PcapTap<&mut dyn std::io::Write>>,
     sink: &mut dyn FnMut(Event<'_>),
 ) -> Result<CaptureSummary, CaptureError> {
     let inactive = pcap::Capture::from_device(live.interface.as_str())
@@ -73,9 +119,14 @@ pub fn capture_live(
         match cap.next_packet() {
             Ok(pkt) => {
                 frame += 1;
-                let ts_ns = (pkt.header.ts.tv_sec as i64)
+                // time_t and suseconds_t are 32-bit on some targets.
+                #[allow(clippy::useless_conversion)]
+                let ts_ns = i64::from(pkt.header.ts.tv_sec)
                     .saturating_mul(1_000_000_000)
-                    .saturating_add(pkt.header.ts.tv_usec as i64 * 1000);
+                    .saturating_add(i64::from(pkt.header.ts.tv_usec) * 1000);
+                if let Some(t) = tap.as_mut() {
+                    t.packet(linktype, ts_ns, pkt.data, pkt.header.len)?;
+                }
                 let p = Packet {
                     frame,
                     ts_ns,

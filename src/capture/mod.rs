@@ -6,7 +6,10 @@
 //! The reader streams: it holds one capture block, the per-connection reassembly state and the
 //! bytes of frames not yet complete, never the file.
 //!
-//! Diagnostic codes produced here (in `Event::Note`s, all with `path` "capture"):
+//! Diagnostic codes produced here, in `Event::Note`s. `path` is `capture`, or
+//! `capture.request` / `capture.response` for notes about one direction of a stream, whose
+//! `offset` is then a stream offset (also in `Origin::stream_offset`); file-level notes give
+//! the file offset.
 //! - `capture-truncated` (error): the file ends inside a record/block.
 //! - `capture-damaged` (error): a record/block cannot be parsed (bad length, bad block); reading
 //!   stops there.
@@ -14,14 +17,15 @@
 //! - `timestamp-resolution` (warning): a pcapng interface declares an unusable time resolution.
 //! - `unsupported-linktype` (warning, once per link type): packets of that link type are skipped.
 //! - `gap` (warning): bytes of a TCP stream were never captured (loss, or a snap length).
-//! - `frame-incomplete` (warning): a Kafka frame is delivered with only its captured prefix.
+//! - `frame-incomplete` (warning): a Kafka frame is delivered with only its captured prefix, or
+//!   the stream ended (FIN, RST, end of capture) inside a frame.
 //! - `resync` (warning): bytes skipped before the next plausible frame boundary.
 //! - `bad-frame-size` (error): a size prefix that is negative or above `MAX_FRAME_SIZE`.
 //! - `tls` (info): a connection on a Kafka port carries TLS, which is not decoded.
-//! - `reassembly-overflow` (warning): out-of-order data past `MAX_REASSEMBLY_BUFFER` was dropped.
+//! - `reassembly-overflow` (warning): more than `MAX_REASSEMBLY_BUFFER` bytes waited behind a
+//!   hole; the hole is declared a gap.
 //! - `connections-evicted` (warning): the connection table was full; idle connections flushed.
 //! - `outstanding-overflow` (warning): too many unanswered requests; the oldest were forgotten.
-//! - `unmatched-response` (info): a response whose request was not captured.
 
 mod conv;
 pub mod decoded;

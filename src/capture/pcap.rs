@@ -225,6 +225,8 @@ struct Interface {
     /// Units per second, and a whole-second offset.
     resolution: u64,
     offset_s: i64,
+    /// 0 = no limit.
+    snaplen: u32,
 }
 
 fn read_pcapng<R: Read>(input: R, f: &mut dyn FnMut(Item<'_>)) -> Result<u64, CaptureError> {
@@ -256,6 +258,7 @@ fn read_pcapng<R: Read>(input: R, f: &mut dyn FnMut(Item<'_>)) -> Result<u64, Ca
                                 }
                             };
                             ifaces.push(Interface {
+                                snaplen: idb.snaplen,
                                 linktype: idb.linktype.0,
                                 resolution,
                                 offset_s: idb.if_tsoffset,
@@ -282,7 +285,10 @@ fn read_pcapng<R: Read>(input: R, f: &mut dyn FnMut(Item<'_>)) -> Result<u64, Ca
                             // A simple packet block belongs to interface 0 and has no timestamp.
                             match ifaces.first() {
                                 Some(i) => {
-                                    let cap = spb.data.len().min(spb.origlen as usize);
+                                    // A simple packet block has no captured length: it is the
+                                    // original length cut to the snap length; the rest is padding.
+                                    let snap = if i.snaplen == 0 { u32::MAX } else { i.snaplen };
+                                    let cap = spb.data.len().min(spb.origlen.min(snap) as usize);
                                     f(Item::Packet(Packet { frame, ts_ns: 0, linktype: i.linktype, data: &spb.data[..cap]}));
                                 }
                                 None => f(damaged(offset, frame, format!("simple packet block {frame} appears before any interface description; skipped"))),

@@ -64,6 +64,13 @@ impl Histogram {
             return None;
         }
         let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
+        // The extremes are known exactly; only inner ranks need the buckets.
+        if rank >= self.count {
+            return Some(self.max_ns);
+        }
+        if rank == 1 {
+            return Some(self.min_ns);
+        }
         let mut seen = 0;
         for (&b, &n) in &self.buckets {
             seen += n;
@@ -201,8 +208,15 @@ impl Stats {
         let Some(body) = (!t.nodes.is_empty()).then(|| t.child(0, "body")).flatten() else {
             return;
         };
-        let end = t.node(body).end;
-        for n in &t.nodes[body as usize..end as usize] {
+        let end = t.node(body).end as usize;
+        let mut i = body as usize;
+        while i < end {
+            let Some(n) = t.nodes.get(i) else { break };
+            // Record batches hold no error codes and most of a Fetch response's nodes.
+            if n.name == "Records" {
+                i = (n.end as usize).max(i + 1);
+                continue;
+            }
             if n.kind == Kind::Scalar && n.name.ends_with("ErrorCode") {
                 if let Value::Int(code) = n.value {
                     if code != 0 {
@@ -211,6 +225,7 @@ impl Stats {
                     }
                 }
             }
+            i += 1;
         }
     }
 

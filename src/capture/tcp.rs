@@ -357,8 +357,7 @@ fn deliver(
     fi: usize,
     data: &[u8],
     wire_len: u64,
-    frame: u64,
-    ts: i64,
+    (frame, ts): (u64, i64),
     opts: &CaptureOptions,
     out: &mut Counter<'_>,
 ) {
@@ -385,38 +384,58 @@ fn accept(
         return;
     };
     let wire = seg.wire_len as u64;
+    let cost = held_cost(seg.payload.len());
+    let mut reported = false;
+    // Iterative, not recursive: hostile captures can hold a great many separate holes.
+    loop {
+        let next = c.flows[fi].next;
+        if off + wire <= next {
+            return; // a retransmission of bytes already delivered
+        }
+        if off <= next {
+            // In order, or overlapping what was delivered: keep only what is new.
+            let skip = (next - off) as usize;
+            let data = seg.payload.get(skip..).unwrap_or(&[]);
+            deliver(
+                c,
+                fi,
+                data,
+                wire - skip as u64,
+                (p.frame, p.ts_ns),
+                opts,
+                out,
+            );
+            drain_held(c, fi, opts, out);
+            return;
+        }
+        let f = &c.flows[fi];
+        let Some(&first) = f.held.keys().next() else {
+            break;
+        };
+        if f.held_bytes + cost <= MAX_REASSEMBLY_BUFFER {
+            break;
+        }
+        // Too much waits behind the oldest hole: declare it lost and try again.
+        if !reported {
+            reported = true;
+            let conn = c.conn();
+            out.note(
+                Origin { frame: Some(p.frame), ts_ns: Some(p.ts_ns), conn: Some(conn), stream_offset: Some(next), ..Origin::default() },
+                Diagnostic::warning(
+                    "reassembly-overflow",
+                    "capture",
+                    next,
+                    format!("more than {MAX_REASSEMBLY_BUFFER} bytes wait for a missing segment at stream offset {next}; it is declared lost"),
+                ),
+            );
+        }
+        declare_gap(c, fi, first.min(off), p, opts, out);
+        drain_held(c, fi, opts, out);
+    }
     let next = c.flows[fi].next;
-    if off + wire <= next {
-        return; // a retransmission of bytes already delivered
-    }
-    if off <= next {
-        // Overlap: keep only what is new.
-        let skip = (next - off) as usize;
-        let data = seg.payload.get(skip..).unwrap_or(&[]);
-        deliver(c, fi, data, wire - skip as u64, p.frame, p.ts_ns, opts, out);
-        drain_held(c, fi, opts, out);
-        return;
-    }
-    let f = &mut c.flows[fi];
-    if f.held_bytes + seg.payload.len() > MAX_REASSEMBLY_BUFFER {
-        let first = f.held.keys().next().copied().unwrap_or(off).min(off);
-        let conn = c.conn();
-        out.note(
-            Origin { frame: Some(p.frame), ts_ns: Some(p.ts_ns), conn: Some(conn), stream_offset: Some(next), ..Origin::default() },
-            Diagnostic::warning(
-                "reassembly-overflow",
-                "capture",
-                next,
-                format!("more than {MAX_REASSEMBLY_BUFFER} bytes wait for a missing segment at stream offset {next}; it is declared lost"),
-            ),
-        );
-        declare_gap(c, fi, first, p, opts, out);
-        drain_held(c, fi, opts, out);
-        return accept(c, fi, seg, p, opts, out);
-    }
     let f = &mut c.flows[fi];
     // A segment held twice (retransmitted before the hole filled) keeps its longest copy.
-    if f.held.get(&off).is_none_or(|h| h.wire_len < seg.wire_len) {
+    if f.held.get(&off).map_or(true, |h| h.wire_len < seg.wire_len) {
         if let Some(old) = f.held.insert(
             off,
             Held {
@@ -426,9 +445,9 @@ fn accept(
                 ts: p.ts_ns,
             },
         ) {
-            f.held_bytes -= old.data.len();
+            f.held_bytes -= held_cost(old.data.len());
         }
-        f.held_bytes += seg.payload.len();
+        f.held_bytes += cost;
     }
     // The peer already acknowledged past the hole: those bytes exist but were not captured.
     if f.acked > next {
@@ -436,6 +455,12 @@ fn accept(
         declare_gap(c, fi, upto, p, opts, out);
         drain_held(c, fi, opts, out);
     }
+}
+
+/// What a held segment counts against `MAX_REASSEMBLY_BUFFER`: its bytes plus the map entry
+/// and allocation that hold them, so a flood of 1-byte segments is bounded too.
+fn held_cost(payload: usize) -> usize {
+    payload + 64
 }
 
 /// Delivers held segments that have become in order.
@@ -449,7 +474,7 @@ fn drain_held(c: &mut Connection, fi: usize, opts: &CaptureOptions, out: &mut Co
             return;
         }
         let Some(h) = f.held.remove(&off) else { return };
-        f.held_bytes -= h.data.len();
+        f.held_bytes -= held_cost(h.data.len());
         let next = f.next;
         let wire = h.wire_len as u64;
         if off + wire <= next {
@@ -457,7 +482,7 @@ fn drain_held(c: &mut Connection, fi: usize, opts: &CaptureOptions, out: &mut Co
         }
         let skip = (next - off) as usize;
         let data = h.data.get(skip..).unwrap_or(&[]);
-        deliver(c, fi, data, wire - skip as u64, h.frame, h.ts, opts, out);
+        deliver(c, fi, data, wire - skip as u64, (h.frame, h.ts), opts, out);
     }
 }
 
@@ -559,4 +584,7 @@ fn finish_conn(c: &mut Connection, opts: &CaptureOptions, out: &mut Counter<'_>)
         f.held.clear();
         f.held_bytes = 0;
     }
+    // A closed connection stays in the table (so late packets do not start a new stream) but
+    // keeps nothing that grows.
+    c.conv = Conversation::default();
 }

@@ -326,3 +326,22 @@ pub fn pcapng(interfaces: &[(u32, u8)], records: &[Record]) -> Vec<u8> {
     }
     out
 }
+
+/// A little-endian pcapng file whose packets are simple packet blocks (no timestamps, one
+/// interface with the given link type and snap length).
+pub fn pcapng_simple(linktype: u32, snaplen: u32, records: &[Record]) -> Vec<u8> {
+    let mut out = pcapng(&[], &[]);
+    let mut idb = Vec::new();
+    idb.extend_from_slice(&(linktype as u16).to_le_bytes());
+    idb.extend_from_slice(&[0, 0]);
+    idb.extend_from_slice(&snaplen.to_le_bytes());
+    ng_block(&mut out, 1, &idb);
+    for r in records {
+        let mut spb = Vec::new();
+        spb.extend_from_slice(&r.orig_len.to_le_bytes());
+        spb.extend_from_slice(&r.data);
+        pad4(&mut spb);
+        ng_block(&mut out, 3, &spb);
+    }
+    out
+}

@@ -105,12 +105,14 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         }
     }
     hints.api_version = args.api_version;
+    if hints.api_version.is_some() != hints.api_key.is_some() {
+        eprintln!("kinspect decode: --api and --api-version go together (a response needs both to be decoded)");
+        return EXIT_FAILURE;
+    }
     if args.response {
+        // Without --api/--api-version the decoder still shows the correlation id, and says
+        // what is missing (`missing-hints`).
         hints.direction = Some(Direction::Response);
-        if hints.api_key.is_none() || hints.api_version.is_none() {
-            eprintln!("kinspect decode: --response needs --api and --api-version: a response does not say which API it answers");
-            return EXIT_FAILURE;
-        }
     } else if args.request {
         hints.direction = Some(Direction::Request);
     }
@@ -356,9 +358,12 @@ impl<W: Write> Run<W> {
         Ok(())
     }
 
-    fn frame(&mut self, origin: Origin, hints: Hints, data: &[u8]) {
+    fn frame(&mut self, origin: Origin, mut hints: Hints, data: &[u8]) {
         if self.out_closed {
             return;
+        }
+        if hints.has_size_prefix.is_none() {
+            hints.has_size_prefix = guess_size_prefix(PROTO.get().copied(), data, &hints);
         }
         self.decoder.decode_frame(data, &hints, &mut self.pdu);
         self.pdu.origin = origin;
@@ -368,6 +373,7 @@ impl<W: Write> Run<W> {
             self.pdu.origin.ts_ns = None;
             self.pdu.latency_ns = None;
         }
+        self.printer.clock(self.pdu.origin.ts_ns);
         if !self.filter.is_empty() && !self.pdu.api_key.is_some_and(|k| self.filter.contains(&k)) {
             return;
         }
@@ -381,12 +387,13 @@ impl<W: Write> Run<W> {
     }
 
     fn note(&mut self, origin: &Origin, d: &Diagnostic) {
-        if self.out_closed || !self.filter.is_empty() {
-            return;
-        }
         let mut origin = origin.clone();
         if self.no_clock {
             origin.ts_ns = None;
+        }
+        self.printer.clock(origin.ts_ns);
+        if self.out_closed || !self.filter.is_empty() {
+            return;
         }
         let origin = &origin;
         let is_error = d.severity == Severity::Error;
@@ -407,6 +414,30 @@ impl<W: Write> Run<W> {
             self.out_closed = true;
         }
     }
+}
+
+/// Whether a frame on its own (hex, raw) starts with its size prefix, when its bytes say so
+/// although the prefix disagrees with the length (a frame cut short, or a damaged prefix):
+/// the first four bytes are a sane size and, read as a request header instead, would name no
+/// known API version. `None` leaves it to the decoder (prefix iff it matches the length).
+fn guess_size_prefix(proto: Option<&'static Protocol>, data: &[u8], hints: &Hints) -> Option<bool> {
+    let head = data.get(..4)?;
+    let size = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+    if size as i64 == data.len() as i64 - 4 {
+        return Some(true);
+    }
+    if hints.direction == Some(Direction::Response)
+        || !(0..=crate::limits::MAX_FRAME_SIZE as i32).contains(&size)
+    {
+        return None;
+    }
+    let proto = proto.unwrap_or_else(crate::protocol::builtin);
+    let key = i16::from_be_bytes([head[0], head[1]]);
+    let version = i16::from_be_bytes([head[2], head[3]]);
+    proto
+        .message(key, version, Direction::Request)
+        .is_none()
+        .then_some(true)
 }
 
 /// The protocol of this run, for [`known_request`] (a plain `fn` pointer cannot capture it).

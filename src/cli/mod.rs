@@ -3,6 +3,8 @@
 
 pub mod apis;
 pub mod bundle;
+#[cfg(feature = "live")]
+pub mod capture;
 pub mod corpus;
 pub mod decode;
 pub mod encode;
@@ -69,4 +71,7 @@ pub enum Command {
     Stats(stats::Args),
     /// Cut fuzz seeds (frames, record batches, streams, captures) from captures.
     Corpus(corpus::Args),
+    /// Capture live from a network interface and decode as it arrives (feature `live`).
+    #[cfg(feature = "live")]
+    Capture(capture::Args),
 }

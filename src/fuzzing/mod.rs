@@ -172,7 +172,7 @@ mod tests {
         }
         for n in 0..64u64 {
             let len = rng.below(40) as usize;
-            let junk: Vec<u8> = (0..len).map(|_| (rng.next() >> 8) as u8).collect();
+            let junk: Vec<u8> = (0..len).map(|_| (rng.next_u64() >> 8) as u8).collect();
             decode(&junk);
             let _ = n;
         }

@@ -142,7 +142,7 @@ mod tests {
         for i in 0..all.len() {
             // The first two bytes pick the combination (`choose_index` over ~700 entries).
             let mut input = (i as u16).to_be_bytes().to_vec();
-            input.extend((0..200).map(|_| rng.next() as u8));
+            input.extend((0..200).map(|_| rng.next_u64() as u8));
             roundtrip(&input);
         }
         roundtrip(&[]);

@@ -135,6 +135,12 @@ impl<W: Write> Printer<W> {
         }
     }
 
+    /// Notes the timestamp of something read, shown or not, so that summary times stay
+    /// relative to the start of the input whatever the filters hide.
+    pub fn clock(&mut self, ts_ns: Option<i64>) {
+        self.summary.clock(ts_ns);
+    }
+
     /// Prints one decoded PDU; `input` names the file when several were given.
     pub fn pdu(&mut self, pdu: &Pdu, input: Option<&str>) -> io::Result<()> {
         self.sep()?;

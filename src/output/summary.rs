@@ -22,11 +22,16 @@ pub struct State {
 
 /// Kafka's name for an error code, when known.
 pub fn error_name(code: i16) -> Option<&'static str> {
-    let _ = code;
-    None
+    crate::protocol::errors::error_name(code)
 }
 
 impl State {
+    pub fn clock(&mut self, ts_ns: Option<i64>) {
+        if let Some(ts) = ts_ns {
+            self.first_ts.get_or_insert(ts);
+        }
+    }
+
     fn prefix(&mut self, o: &Origin) -> String {
         let mut s = match o.frame {
             Some(f) => format!("{f:>6}"),

@@ -32,6 +32,16 @@ pub(crate) fn decode_v2(
     ctx: &RecordsContext,
     path: &str,
 ) {
+    if total < HEADER_LEN {
+        let d = Diagnostic::error(
+            "batch-length-invalid",
+            path,
+            at as u64 + 8,
+            format!("a magic-2 batch needs at least {HEADER_LEN} bytes, this one declares {total}"),
+        );
+        t.error_node("", buf, at, total, d.in_buf(buf));
+        return;
+    }
     let id = t.open("", Kind::Struct, buf, at);
     let end = at + total;
     let mut w = W::new(t, buf, at, total);
@@ -140,14 +150,14 @@ fn compressed(
                 "compression id {codec_id} is not a Kafka codec (0-4); records left compressed"
             ),
         );
-        return w.fail(f, path, body.start + body.len);
+        return w.fail_element(f, path, body.start + body.len);
     };
     match inflate(w.t, w.buf, body, codec, 2, path) {
         Ok(nb) => {
             let len = w.t.buf(nb).len() as u32;
             records(w.t, nb, Span { start: 0, len }, count, info, ctx, path);
         }
-        Err(f) => w.fail(f, path, body.start + body.len),
+        Err(f) => w.fail_element(f, path, body.start + body.len),
     }
 }
 
@@ -247,9 +257,18 @@ fn records(
                 w.rd.pos,
                 format!("more than {MAX_NODES_PER_TREE} nodes (limits::MAX_NODES_PER_TREE)"),
             );
-            return w.fail(f, path, end);
+            return w.fail_element(f, path, end);
         }
-        record(&mut w, info, ctx, &format!("{path}[{i}]"), end);
+        record(
+            &mut w,
+            info,
+            ctx,
+            RecPath {
+                base: path,
+                index: i,
+            },
+            end,
+        );
         i += 1;
     }
     if !w.rd.at_end() {
@@ -262,13 +281,27 @@ fn records(
                 count.max(0)
             ),
         );
-        w.fail(f, path, end);
+        w.fail_element(f, path, end);
+    }
+}
+
+/// A record's field path (`body….Records[3]`), formatted only when a diagnostic needs it, so
+/// that decoding a record allocates nothing for its path.
+#[derive(Clone, Copy)]
+struct RecPath<'a> {
+    base: &'a str,
+    index: i32,
+}
+
+impl std::fmt::Display for RecPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}[{}]", self.base, self.index)
     }
 }
 
 /// One record; on a problem the record's remaining bytes become an error node and decoding goes
 /// on with the next record when the length prefix allows it.
-fn record(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: &str, region_end: u32) {
+fn record(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: RecPath, region_end: u32) {
     let at = w.rd.pos;
     let len = match w.rd.varint(w.t.buf(w.buf), "record length") {
         Ok(n) if n >= 0 && n as u32 <= w.rd.remaining() => n as u32,
@@ -283,9 +316,9 @@ fn record(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: &str, region_
                 at,
                 format!("record length {n}, {} bytes remain", w.rd.remaining()),
             );
-            return w.fail(f, path, region_end);
+            return w.fail_element(f, &path.to_string(), region_end);
         }
-        Err(f) => return w.fail(f, path, region_end),
+        Err(f) => return w.fail_element(f, &path.to_string(), region_end),
     };
     let rend = w.rd.pos + len;
     let id = w.t.open("", Kind::Struct, w.buf, at);
@@ -303,16 +336,16 @@ fn record(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: &str, region_
                     rend - w.rd.pos
                 ),
             );
-            w.fail(f, path, rend);
+            w.fail(f, &path.to_string(), rend);
         }
-        Err(f) => w.fail(f, path, rend),
+        Err(f) => w.fail(f, &path.to_string(), rend),
     }
     w.t.close(id, rend);
     w.rd.end = saved_end;
     w.rd.pos = rend;
 }
 
-fn record_body(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: &str) -> R<()> {
+fn record_body(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: RecPath) -> R<()> {
     w.int("Attributes", 1)?;
     let ts_delta = w.varlong("TimestampDelta")?;
     let ts = if info.log_append_time {
@@ -327,10 +360,11 @@ fn record_body(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: &str) ->
         Value::Int(info.base_offset.wrapping_add(off_delta as i64)),
     );
     if info.control {
-        let ty = control::key(w, path)?;
-        control::value(w, ty, path)?;
+        let p = path.to_string();
+        let ty = control::key(w, &p)?;
+        control::value(w, ty, &p)?;
     } else if let Some(kind) = ctx.interpretation() {
-        super::internal::key_value(w, kind, path)?;
+        super::internal::key_value(w, kind, &path.to_string())?;
     } else {
         w.data("Key", true)?;
         w.data("Value", true)?;
@@ -338,7 +372,7 @@ fn record_body(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: &str) ->
     headers(w, path)
 }
 
-fn headers(w: &mut W, path: &str) -> R<()> {
+fn headers(w: &mut W, path: RecPath) -> R<()> {
     let at = w.rd.pos;
     let n = w.rd.varint(w.t.buf(w.buf), "Headers count")?;
     if n < 0 {
@@ -363,11 +397,10 @@ fn headers(w: &mut W, path: &str) -> R<()> {
     w.t.node_mut(arr).hdr = (w.rd.pos - at) as u16;
     for i in 0..n {
         let el = w.t.open("", Kind::Struct, w.buf, w.rd.pos);
-        let hpath = format!("{path}.Headers[{i}]");
-        if let Err(f) = header(w, &hpath) {
+        if let Err(f) = header(w, path, i) {
             // The rest of the record is spoiled: the error node ends it, inside this header.
             let end = w.rd.end;
-            w.fail(f, &hpath, end);
+            w.fail(f, &format!("{path}.Headers[{i}]"), end);
             w.t.close(el, end);
             w.t.close(arr, end);
             return Ok(());
@@ -378,19 +411,19 @@ fn headers(w: &mut W, path: &str) -> R<()> {
     Ok(())
 }
 
-fn header(w: &mut W, path: &str) -> R<()> {
+fn header(w: &mut W, path: RecPath, i: i32) -> R<()> {
     let (at, hdr, s) = w.len_prefixed("Headers key", true)?;
     let Some(s) = s else {
         return Err(Fail::new(
             "negative-length",
             at,
-            format!("{path}.Key: a header key cannot be null"),
+            format!("{path}.Headers[{i}].Key: a header key cannot be null"),
         ));
     };
     if std::str::from_utf8(w.t.bytes(w.buf, s)).is_err() {
         w.diag(Diagnostic::warning(
             "invalid-utf8",
-            format!("{path}.Key"),
+            format!("{path}.Headers[{i}].Key"),
             s.start as u64,
             "header key is not valid UTF-8 (shown lossily)",
         ));

@@ -19,6 +19,9 @@ pub(crate) struct Inner {
     /// Added to a relative inner offset to make it absolute (v1); `None` for v0 (absolute).
     pub base: Option<i64>,
     pub wrapper_magic: i8,
+    /// The wrapper's timestamp when it is v1 with LogAppendTime: Kafka gives every inner
+    /// message that timestamp.
+    pub log_append_ts: Option<i64>,
 }
 
 /// Decodes one complete message of `total` bytes at `at` as an array element.
@@ -104,8 +107,15 @@ fn message(
         );
     }
     w.t.close(aid, a_at + 1);
+    let mut log_append_ts = None;
     if magic == 1 {
-        w.int("Timestamp", 8)?;
+        let ts = w.int("Timestamp", 8)?;
+        if attrs & 0x08 != 0 {
+            log_append_ts = Some(ts);
+        }
+        if let Some(ts) = inner.and_then(|i| i.log_append_ts) {
+            w.derived("EffectiveTimestamp", Value::Int(ts));
+        }
     }
     w.data("Key", false)?;
     if codec_id == 0 {
@@ -119,7 +129,7 @@ fn message(
         ));
         w.data("Value", false)?;
     } else {
-        wrapper_value(w, codec_id, magic, offset, ctx, path)?;
+        wrapper_value(w, codec_id, magic, (offset, log_append_ts), ctx, path)?;
     }
     if !w.rd.at_end() {
         return Err(Fail::new(
@@ -139,7 +149,7 @@ fn wrapper_value(
     w: &mut W,
     codec_id: u8,
     magic: i8,
-    wrapper_offset: i64,
+    wrapper: (i64, Option<i64>),
     ctx: &RecordsContext,
     path: &str,
 ) -> R<()> {
@@ -164,13 +174,13 @@ fn wrapper_value(
             body.start,
             format!("compression id {codec_id} is not valid in a magic-{magic} message"),
         );
-        w.fail(f, &ipath, body.start + body.len);
+        w.fail_element(f, &ipath, body.start + body.len);
         w.t.close(arr, w.rd.pos);
         return Ok(());
     };
     match inflate(w.t, w.buf, body, codec, magic, &ipath) {
-        Ok(nb) => inner_set(w.t, nb, magic, wrapper_offset, ctx, &ipath),
-        Err(f) => w.fail(f, &ipath, body.start + body.len),
+        Ok(nb) => inner_set(w.t, nb, magic, wrapper, ctx, &ipath),
+        Err(f) => w.fail_element(f, &ipath, body.start + body.len),
     }
     w.t.close(arr, body.start + body.len);
     w.rd.pos = body.start + body.len;
@@ -182,7 +192,7 @@ fn inner_set(
     t: &mut Tree,
     nb: u16,
     magic: i8,
-    wrapper_offset: i64,
+    (wrapper_offset, log_append_ts): (i64, Option<i64>),
     ctx: &RecordsContext,
     path: &str,
 ) {
@@ -221,6 +231,7 @@ fn inner_set(
                 Some(Inner {
                     base,
                     wrapper_magic: magic,
+                    log_append_ts,
                 }),
             );
         } else {

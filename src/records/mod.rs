@@ -15,12 +15,13 @@
 //!   (zero-length) absolute values.
 //! - legacy message (magic 0/1): `Offset MessageSize Crc CrcComputed Magic Attributes{Compression
 //!   [TimestampType]} [Timestamp] Key Value`; a compressed wrapper has `InnerMessages[...]` in
-//!   place of `Value`, and each inner message of a v1 wrapper a derived `AbsoluteOffset`.
+//!   place of `Value`, and each inner message of a v1 wrapper a derived `AbsoluteOffset` (and
+//!   `EffectiveTimestamp`, the wrapper's timestamp, when the wrapper is LogAppendTime).
 //! - a batch cut short at the end of the data: the header fields that fit, then `Partial: true`
 //!   and `Incomplete` (the bytes present).
 //!
-//! Derived members (`CrcComputed`, `Timestamp`, `Offset`, `AbsoluteOffset`, the attribute labels,
-//! `Partial`) have zero length: they describe bytes, they are not bytes.
+//! Derived members (`CrcComputed`, `Timestamp`, `Offset`, `AbsoluteOffset`, `EffectiveTimestamp`,
+//! the attribute labels, `Partial`) have zero length: they describe bytes, they are not bytes.
 //!
 //! Diagnostic codes (all carry the byte offset and buffer):
 //! `truncated`, `partial-batch` (info; warning-free end of a Fetch response or log),
@@ -177,7 +178,14 @@ pub fn decode_records(
                 rd.pos += total;
             }
             _ => {
-                partial(tree, buf, at, remaining, size, magic, ctx, &bpath());
+                if let Some(m) = magic.filter(|m| !(0..=2).contains(m)) {
+                    let d = Diagnostic::error("unknown-magic", bpath(), (at + MAGIC_OFFSET) as u64, format!(
+                        "magic byte {m}: expected 0, 1 or 2 (the record format); {remaining} bytes left undecoded"
+                    ));
+                    tree.error_node("", buf, at, remaining, d.in_buf(buf));
+                } else {
+                    partial(tree, buf, at, remaining, size, magic, ctx, &bpath());
+                }
                 return;
             }
         }
@@ -199,11 +207,15 @@ fn partial(
 ) {
     let id = t.open("", Kind::Struct, buf, at);
     let mut w = W::new(t, buf, at, remaining);
-    let _ = w.int("BaseOffset", 8);
-    let _ = w.int("BatchLength", 4);
+    // The fields every format shares, named as in that format.
     if magic == Some(2) {
+        let _ = w.int("BaseOffset", 8);
+        let _ = w.int("BatchLength", 4);
         let _ = w.int("PartitionLeaderEpoch", 4);
         let _ = w.int("Magic", 1);
+    } else {
+        let _ = w.int("Offset", 8);
+        let _ = w.int("MessageSize", 4);
     }
     let declared = size
         .map(|s| format!("declares {} bytes", s as i64 + 12))
@@ -351,11 +363,21 @@ impl<'t> W<'t> {
         Ok(())
     }
 
-    /// Records `f` as an error node from its offset to `end` (the region it spoiled).
+    /// Records `f` as an error node from its offset to `end` (the region it spoiled), as the
+    /// member `_undecoded` of the struct being decoded.
     pub fn fail(&mut self, f: Fail, path: &str, end: u32) {
+        self.fail_named("_undecoded", f, path, end);
+    }
+
+    /// Like [`W::fail`], as an element of the array being decoded.
+    pub fn fail_element(&mut self, f: Fail, path: &str, end: u32) {
+        self.fail_named("", f, path, end);
+    }
+
+    fn fail_named(&mut self, name: &'static str, f: Fail, path: &str, end: u32) {
         let from = f.offset.max(self.last_end()).min(end);
         let d = Diagnostic::error(f.code, path, f.offset as u64, f.message).in_buf(self.buf);
-        self.t.error_node("", self.buf, from, end - from, d);
+        self.t.error_node(name, self.buf, from, end - from, d);
         self.rd.pos = end;
     }
 

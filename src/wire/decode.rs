@@ -12,8 +12,8 @@
 //! - `string-too-long` [error]: a string longer than 32767 bytes (Kafka's reader refuses it).
 //! - `invalid-utf8` [warning]: a string that is not UTF-8 (Kafka replaces, so do the printers).
 //! - `invalid-bool` [warning]: a bool byte other than 0/1 (read as true, as Kafka does).
-//! - `invalid-struct-marker` [warning]: a nullable-struct marker other than the -1/1 (int8) or
-//!   0/1 (uvarint) Kafka writes (read by its sign, as Kafka does).
+//! - `null-marker` [warning]: a nullable-struct marker other than the -1/1 (int8) or 0/1
+//!   (uvarint, in tags) Kafka writes; read as Kafka reads it.
 //! - `varint-overlong` [warning]: a non-minimal unsigned varint (accepted by Kafka).
 //! - `varint-overflow` [error]: a varint with a 6th byte; [warning] when the 5th byte sets bits
 //!   above 2^32 (Kafka drops them).
@@ -26,17 +26,27 @@
 //!   body), `truncated` [error] also when the size prefix promises more bytes than the frame has,
 //!   `size-mismatch` [error] when it promises fewer, `missing-hints` [error] (a response whose
 //!   request's API and version are unknown), `apiversions-fallback` [info] (an ApiVersions
-//!   response that only parses as v0).
+//!   response that only parses as v0), `frame-too-large` [error] (more than
+//!   `limits::MAX_FRAME_SIZE`: kept undecoded, truncated to that size).
+//!
+//! `Error` nodes (printed `{"_error": code, "_data": base64}`, and put back byte for byte by the
+//! encoder) take the name of the field that failed; an array whose count is bad, or a tagged
+//! section whose framing is lost, is replaced whole (count included). Three names are not
+//! schema fields: `_trailing` (root: bytes after the body), `_tagged_fields` (a struct's tagged
+//! section) and `_excess` (bytes a known tag declared beyond its struct's content).
 
 use super::cursor::Cursor;
 use super::diag::Diagnostic;
-use super::plan::PlanCache;
+use super::plan::{Plan, PlanCache};
 use super::tree::{Kind, NodeId, Span, Tree, Value};
 use super::walk::{Seg, Walker};
+use crate::limits::MAX_FRAME_SIZE;
 use crate::pdu::{Direction, Hints, Pdu};
 use crate::protocol::headers::{self, API_VERSIONS};
 use crate::protocol::Protocol;
 use crate::schema::model::MessageSpec;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Decodes whole frames with one protocol, caching compiled plans; reuse one per input so the
 /// tree arena and the caches stay warm (no allocation per field once warmed up).
@@ -44,7 +54,22 @@ pub struct Decoder {
     proto: &'static Protocol,
     plans: PlanCache,
     path: Vec<Seg>,
+    /// Everything the registry says about (direction, api key, version), looked up once.
+    routes: HashMap<(bool, i16, i16), Route>,
 }
+
+/// How frames of one (direction, api key, version) decode.
+#[derive(Clone)]
+struct Route {
+    header_version: i16,
+    header: Option<Arc<Plan>>,
+    body: Option<(Arc<Plan>, &'static str)>,
+    api_name: Option<&'static str>,
+    unstable: bool,
+}
+
+/// Hostile input can name any (key, version): keep the route cache bounded.
+const MAX_ROUTES: usize = 4096;
 
 impl Decoder {
     pub fn new(proto: &'static Protocol) -> Decoder {
@@ -52,6 +77,7 @@ impl Decoder {
             proto,
             plans: PlanCache::default(),
             path: Vec::new(),
+            routes: HashMap::new(),
         }
     }
 
@@ -65,6 +91,28 @@ impl Decoder {
     /// header of a known API and version and decodes cleanly, else a response when the hints
     /// name the request's API and version.
     pub fn decode_frame(&mut self, frame: &[u8], hints: &Hints, out: &mut Pdu) {
+        // Spans are u32 and a Kafka frame is at most MAX_FRAME_SIZE: keep memory bounded.
+        let cap = MAX_FRAME_SIZE as usize + 4;
+        if frame.len() > cap {
+            out.tree.reset(frame.get(..cap).unwrap_or(frame));
+            out.direction = hints.direction;
+            (
+                out.api_key,
+                out.api_name,
+                out.api_version,
+                out.correlation_id,
+                out.release,
+            ) = (None, None, None, None, None);
+            let root = out.tree.open("", Kind::Struct, 0, 0);
+            let msg = format!(
+                "a {}-byte frame is larger than any Kafka frame ({MAX_FRAME_SIZE} bytes); only the first {cap} bytes are kept, undecoded",
+                frame.len()
+            );
+            let d = Diagnostic::error("frame-too-large", "", 0, msg);
+            out.tree.error_node("body", 0, 0, cap as u32, d);
+            out.tree.close(root, cap as u32);
+            return;
+        }
         let prefix = hints.has_size_prefix.unwrap_or_else(|| {
             frame.len() >= 4
                 && frame.get(..4).is_some_and(|b| {
@@ -95,6 +143,40 @@ impl Decoder {
         if dir == Direction::Response {
             self.fallback(frame, hints, out, prefix);
         }
+    }
+
+    fn route(&mut self, dir: Direction, key: Option<i16>, ver: Option<i16>) -> Route {
+        let (k, v) = (key.unwrap_or(-1), ver.unwrap_or(-1));
+        let cache_key = (dir == Direction::Request, k, v);
+        if let Some(r) = self.routes.get(&cache_key) {
+            return r.clone();
+        }
+        let known = key.is_some() && ver.is_some();
+        let hv = known
+            .then(|| headers::header_version(self.proto, dir, k, v))
+            .flatten();
+        // Unknown API: still show what the header says (v1 request / v0 response).
+        let hv = hv.unwrap_or(if dir == Direction::Request { 1 } else { 0 });
+        let header = self
+            .proto
+            .header(dir, hv)
+            .map(|h| self.plans.get(h.spec, hv));
+        let body = known
+            .then(|| self.proto.message(k, v, dir))
+            .flatten()
+            .map(|r| (self.plans.get(r.spec, v), r.release));
+        let r = Route {
+            header_version: hv,
+            header,
+            body,
+            api_name: key.and_then(|k| self.proto.api_name(k)),
+            unstable: known && self.proto.is_unstable(k, v),
+        };
+        if self.routes.len() >= MAX_ROUTES {
+            self.routes.clear();
+        }
+        self.routes.insert(cache_key, r.clone());
+        r
     }
 
     fn looks_like_request(&self, frame: &[u8], prefix: bool) -> bool {
@@ -194,13 +276,9 @@ impl Decoder {
             }
             Direction::Response => (hints.api_key, version.or(hints.api_version)),
         };
-        let hv = match (key, ver) {
-            (Some(k), Some(v)) => headers::header_version(self.proto, dir, k, v),
-            _ => None,
-        };
-        // Unknown API: still show what the header says (v1 request / v0 response).
-        let hv = hv.unwrap_or(if dir == Direction::Request { 1 } else { 0 });
-        let Some(hspec) = self.proto.header(dir, hv) else {
+        let route = self.route(dir, key, ver);
+        let hv = route.header_version;
+        let Some(hplan) = route.header.clone() else {
             let d = Diagnostic::error(
                 "unknown-version",
                 "header",
@@ -213,9 +291,8 @@ impl Decoder {
             return;
         };
         let hid = out.tree.nodes.len() as NodeId;
-        let plan = self.plans.get(hspec.spec, hv);
         p = Walker::new(&mut out.tree, frame, 0, "header", &mut self.path)
-            .message(&plan, "header", p, end);
+            .message(&hplan, "header", p, end);
         out.correlation_id =
             int_child(&out.tree, hid, "CorrelationId").and_then(|v| i32::try_from(v).ok());
         if dir == Direction::Request {
@@ -227,9 +304,15 @@ impl Decoder {
             out.api_key = key;
             out.api_version = ver;
         }
-        out.api_name = out.api_key.and_then(|k| self.proto.api_name(k));
+        // A request's header says its API; it is the peeked one unless the header was cut.
+        let route = if (out.api_key, out.api_version) == (key, ver) {
+            route
+        } else {
+            self.route(dir, out.api_key, out.api_version)
+        };
+        out.api_name = route.api_name;
         if p < end || !out.tree.has_errors() {
-            p = self.body(frame, out, dir, p, end);
+            p = self.body(frame, out, dir, &route, p, end);
         }
         if p < end {
             let d = Diagnostic::error(
@@ -244,7 +327,15 @@ impl Decoder {
         out.tree.close(root, end as u32);
     }
 
-    fn body(&mut self, frame: &[u8], out: &mut Pdu, dir: Direction, p: usize, end: usize) -> usize {
+    fn body(
+        &mut self,
+        frame: &[u8],
+        out: &mut Pdu,
+        dir: Direction,
+        route: &Route,
+        p: usize,
+        end: usize,
+    ) -> usize {
         let (Some(k), Some(v)) = (out.api_key, out.api_version) else {
             let d = Diagnostic::error(
                 "missing-hints",
@@ -256,8 +347,8 @@ impl Decoder {
                 .error_node("body", 0, p as u32, (end - p) as u32, d);
             return end;
         };
-        let Some(r) = self.proto.message(k, v, dir) else {
-            let (code, msg) = match self.proto.api_name(k) {
+        let Some((plan, release)) = &route.body else {
+            let (code, msg) = match route.api_name {
                 None => (
                     "unknown-api",
                     format!("API key {k} is not defined by any built-in release"),
@@ -279,21 +370,17 @@ impl Decoder {
             );
             return end;
         };
-        out.release = Some(r.release);
-        if self.proto.is_unstable(k, v) {
+        out.release = Some(release);
+        if route.unstable {
             let name = out.api_name.unwrap_or("?");
             out.tree.diags.push(Diagnostic::warning(
                 "unstable-version",
                 "body",
                 p as u64,
-                format!(
-                    "{name} v{v} is an unstable (unreleased) version in {}",
-                    r.release
-                ),
+                format!("{name} v{v} is an unstable (unreleased) version in {release}"),
             ));
         }
-        let plan = self.plans.get(r.spec, v);
-        Walker::new(&mut out.tree, frame, 0, "body", &mut self.path).message(&plan, "body", p, end)
+        Walker::new(&mut out.tree, frame, 0, "body", &mut self.path).message(plan, "body", p, end)
     }
 }
 

@@ -9,6 +9,7 @@
 use super::cursor::put_uvarint;
 use super::plan::{Plan, Ty};
 use super::tree::{Kind, NodeId, Span, Tree, Value};
+use super::walk::TAGS;
 use crate::pdu::{Direction, Pdu};
 use crate::protocol::headers::header_version;
 use crate::protocol::Protocol;
@@ -91,8 +92,11 @@ pub fn encode_pdu(proto: &'static Protocol, pdu_json: &J) -> Result<Vec<u8>, Enc
                 .ok_or_else(|| err(k, "expected an integer -32768..=32767"))
         };
         let (key, ver) = (num("api_key")?, num("api_version")?);
-        let hv = header_version(proto, dir, key, ver)
-            .ok_or_else(|| err("api_key", format!("API key {key} is not in this protocol")))?;
+        // An API no release defines: the decoder showed its header as v1 / v0; so do we.
+        let hv = header_version(proto, dir, key, ver).unwrap_or(match dir {
+            Direction::Request => 1,
+            Direction::Response => 0,
+        });
         let h = proto.header(dir, hv).ok_or_else(|| {
             err(
                 "header",
@@ -100,22 +104,38 @@ pub fn encode_pdu(proto: &'static Protocol, pdu_json: &J) -> Result<Vec<u8>, Enc
             )
         })?;
         let hj = obj.get("header").ok_or_else(|| err("header", "missing"))?;
-        encode_message(&super::plan::shared(h.spec, hv), hj, &mut out, "header")?;
-        let b = proto.message(key, ver, dir).ok_or_else(|| {
-            err(
-                "api_version",
-                format!("API {key} has no {} version {ver}", dir.as_str()),
-            )
-        })?;
-        let bj = obj.get("body").ok_or_else(|| err("body", "missing"))?;
-        encode_message(&super::plan::shared(b.spec, ver), bj, &mut out, "body")?;
+        let header_stopped =
+            encode_until_error(&super::plan::shared(h.spec, hv), hj, &mut out, "header")?;
+        let bj = match obj.get("body") {
+            Some(b) => b,
+            // An undecodable header took the rest of the frame: there is no body to write.
+            None if header_stopped => &J::Null,
+            None => return Err(err("body", "missing")),
+        };
+        if bj.is_null() && header_stopped {
+        } else if let Some(d) = error_data(bj, "body") {
+            // An unknown API or version: the body was kept as raw bytes.
+            out.extend(d?);
+        } else {
+            let b = proto.message(key, ver, dir).ok_or_else(|| {
+                err(
+                    "api_version",
+                    format!("API {key} has no {} version {ver}", dir.as_str()),
+                )
+            })?;
+            encode_message(&super::plan::shared(b.spec, ver), bj, &mut out, "body")?;
+        }
         if let Some(t) = obj.get(TRAILING) {
-            let b64 = t.as_str().ok_or_else(|| err(TRAILING, "expected base64"))?;
-            out.extend(
-                STANDARD
+            let bytes = match (error_data(t, TRAILING), t.as_str()) {
+                (Some(d), _) => d?,
+                (None, Some(b64)) => STANDARD
                     .decode(b64)
                     .map_err(|e| err(TRAILING, format!("invalid base64: {e}")))?,
-            );
+                (None, None) => {
+                    return Err(err(TRAILING, "expected {\"_error\",\"_data\"} or base64"))
+                }
+            };
+            out.extend(bytes);
         }
     }
     if prefixed {
@@ -125,8 +145,8 @@ pub fn encode_pdu(proto: &'static Protocol, pdu_json: &J) -> Result<Vec<u8>, Enc
     Ok(out)
 }
 
-/// Root member holding bytes found after the body (`trailing-bytes`), base64, so that even a
-/// malformed frame round-trips (a kinspect addition to CONTRACT.md).
+/// Root member holding bytes found after the body (`trailing-bytes`), an `Error` node printed
+/// as `{"_error","_data"}` (plain base64 is accepted too).
 pub const TRAILING: &str = "_trailing";
 
 /// The message-level JSON of a decoded PDU (`direction`, `api_key`, `api_version`, `length`
@@ -151,22 +171,7 @@ pub fn pdu_json(pdu: &Pdu) -> J {
         }
         for c in t.children(0) {
             let n = t.node(c);
-            if n.name == TRAILING {
-                m.insert(
-                    TRAILING.into(),
-                    STANDARD
-                        .encode(t.bytes(
-                            n.buf,
-                            Span {
-                                start: n.offset,
-                                len: n.len,
-                            },
-                        ))
-                        .into(),
-                );
-            } else if !n.name.starts_with('_') {
-                m.insert(n.name.to_string(), tree_to_json(t, c));
-            }
+            m.insert(n.name.to_string(), tree_to_json(t, c));
         }
     }
     J::Object(m)
@@ -179,13 +184,51 @@ pub fn encode_message(
     out: &mut Vec<u8>,
     path: &str,
 ) -> Result<(), EncodeError> {
-    Enc { plan, depth: 0 }.structure(plan.root, json, false, false, out, path)
+    encode_until_error(plan, json, out, path).map(|_| ())
+}
+
+/// Like [`encode_message`]; `true` when an undecodable region ran to the end of the input.
+fn encode_until_error(
+    plan: &Plan,
+    json: &J,
+    out: &mut Vec<u8>,
+    path: &str,
+) -> Result<bool, EncodeError> {
+    let mut e = Enc {
+        plan,
+        depth: 0,
+        stopped: false,
+    };
+    e.structure(plan.root, json, false, false, out, path)?;
+    Ok(e.stopped)
 }
 
 struct Enc<'p> {
     plan: &'p Plan,
     depth: usize,
+    /// An undecodable region (`{"_error","_data"}`) was written: it runs to the end of the
+    /// enclosing bounded region (a tagged field or the message), so nothing more is written
+    /// until then.
+    stopped: bool,
 }
+
+/// The bytes of an `Error` node as the printers show it: `{"_error": code, "_data": base64}`.
+fn error_data(v: &J, path: &str) -> Option<Result<Vec<u8>, EncodeError>> {
+    let o = v.as_object()?;
+    o.get("_error")?;
+    Some(match o.get("_data").and_then(J::as_str) {
+        Some(d) => STANDARD
+            .decode(d)
+            .map_err(|e| err(path, format!("invalid base64 in \"_data\": {e}"))),
+        None => Err(err(
+            path,
+            "an undecodable region ({\"_error\"}) needs its \"_data\" to be re-encoded",
+        )),
+    })
+}
+
+/// Members that are not schema fields but carry bytes the decoder could not place.
+const EXCESS: &str = "_excess";
 
 impl Enc<'_> {
     fn structure(
@@ -197,6 +240,11 @@ impl Enc<'_> {
         out: &mut Vec<u8>,
         path: &str,
     ) -> Result<(), EncodeError> {
+        if let Some(d) = error_data(json, path) {
+            out.extend(d?);
+            self.stopped = true;
+            return Ok(());
+        }
         if json.is_null() {
             if !nullable {
                 return Err(err(
@@ -231,10 +279,15 @@ impl Enc<'_> {
                 )
             })?;
             self.value(&f.ty, v, f.nullable, f.compact, false, out, &p)?;
+            if self.stopped {
+                self.depth -= 1;
+                return Ok(());
+            }
         }
         for k in obj.keys() {
             let known = sp.fields.iter().chain(&sp.tagged).any(|f| f.name == k)
-                || (sp.flexible && k == UNKNOWN_TAGS);
+                || (sp.flexible && (k == UNKNOWN_TAGS || k == TAGS))
+                || k == EXCESS;
             if !known {
                 return Err(err(
                     &join(path, k),
@@ -245,8 +298,15 @@ impl Enc<'_> {
                 ));
             }
         }
+        if let Some(d) = obj.get(TAGS).and_then(|v| error_data(v, &join(path, TAGS))) {
+            out.extend(d?);
+            self.stopped = true;
+            self.depth -= 1;
+            return Ok(());
+        }
         if sp.flexible {
-            let mut tags: Vec<(u32, Vec<u8>)> = Vec::new();
+            // (tag, bytes, whether the bytes are a whole raw entry with its tag and size)
+            let mut tags: Vec<(u32, Vec<u8>, bool)> = Vec::new();
             for f in &sp.tagged {
                 if let Some(v) = obj.get(f.name) {
                     let mut buf = Vec::new();
@@ -259,7 +319,11 @@ impl Enc<'_> {
                         &mut buf,
                         &join(path, f.name),
                     )?;
-                    tags.push((f.tag.unwrap_or(u32::MAX), buf));
+                    // The tag's declared size bounds an undecodable region inside it.
+                    self.stopped = false;
+                    // An undecodable tagged field keeps its whole entry, tag and size included.
+                    let raw = error_data(v, "").is_some();
+                    tags.push((f.tag.unwrap_or(u32::MAX), buf, raw));
                 }
             }
             if let Some(u) = obj.get(UNKNOWN_TAGS) {
@@ -282,7 +346,7 @@ impl Enc<'_> {
                     let bytes = STANDARD
                         .decode(data)
                         .map_err(|e| err(&ep, format!("invalid base64 in \"data\": {e}")))?;
-                    tags.push((tag, bytes));
+                    tags.push((tag, bytes, false));
                 }
             }
             tags.sort_by_key(|t| t.0);
@@ -290,11 +354,20 @@ impl Enc<'_> {
                 return Err(err(path, format!("tag {} given twice", w[0].0)));
             }
             put_uvarint(out, tags.len() as u32);
-            for (tag, payload) in tags {
-                put_uvarint(out, tag);
-                put_uvarint(out, payload.len() as u32);
+            for (tag, payload, raw) in tags {
+                if !raw {
+                    put_uvarint(out, tag);
+                    put_uvarint(out, payload.len() as u32);
+                }
                 out.extend_from_slice(&payload);
             }
+        }
+        // Bytes a known tag declared beyond this struct's content (`tag-size-mismatch`).
+        if let Some(d) = obj
+            .get(EXCESS)
+            .and_then(|v| error_data(v, &join(path, EXCESS)))
+        {
+            out.extend(d?);
         }
         self.depth -= 1;
         Ok(())
@@ -311,6 +384,11 @@ impl Enc<'_> {
         out: &mut Vec<u8>,
         path: &str,
     ) -> Result<(), EncodeError> {
+        if let Some(d) = error_data(v, path) {
+            out.extend(d?);
+            self.stopped = true;
+            return Ok(());
+        }
         match ty {
             Ty::Prim(p) => prim(*p, v, nullable, compact, out, path),
             Ty::Struct(sid) => self.structure(*sid, v, nullable, in_tag, out, path),
@@ -333,6 +411,9 @@ impl Enc<'_> {
                 put_len(out, n, compact, true);
                 for (i, e) in arr.iter().enumerate() {
                     self.value(elem, e, false, compact, false, out, &format!("{path}[{i}]"))?;
+                    if self.stopped {
+                        break;
+                    }
                 }
                 Ok(())
             }
@@ -476,7 +557,8 @@ fn prim(
 
 /// The JSON of the subtree at `id` (CONTRACT.md): structs are objects of their members (known
 /// tags flattened in, unknown ones under `_unknown_tagged_fields`), arrays are arrays, nulls are
-/// explicit. `Error` nodes become `{"_error": {"code", "message"}}` so nothing is hidden.
+/// explicit. `Error` nodes become `{"_error": code, "_data": base64 of their bytes}`, as the
+/// printers show them, so nothing is hidden and the encoder can put the bytes back.
 pub fn tree_to_json(tree: &Tree, id: NodeId) -> J {
     let n = tree.node(id);
     match n.kind {
@@ -489,17 +571,21 @@ pub fn tree_to_json(tree: &Tree, id: NodeId) -> J {
         Kind::Array if n.value == Value::Null => J::Null,
         Kind::Array => J::Array(tree.children(id).map(|c| tree_to_json(tree, c)).collect()),
         Kind::Error => {
-            let d = match n.value {
-                Value::Diag(i) => tree.diags.get(i as usize),
-                _ => None,
+            let code = match n.value {
+                Value::Diag(i) => tree.diags.get(i as usize).map_or("error", |d| d.code),
+                _ => "error",
             };
-            let mut e = Map::new();
-            e.insert("code".into(), d.map_or("error", |d| d.code).into());
-            e.insert(
-                "message".into(),
-                d.map(|d| d.message.clone()).unwrap_or_default().into(),
+            let data = tree.bytes(
+                n.buf,
+                Span {
+                    start: n.offset,
+                    len: n.len,
+                },
             );
-            J::Object(Map::from_iter([("_error".to_string(), J::Object(e))]))
+            J::Object(Map::from_iter([
+                ("_error".to_string(), J::from(code)),
+                ("_data".to_string(), J::from(STANDARD.encode(data))),
+            ]))
         }
         Kind::Scalar | Kind::UnknownTag(_) => scalar(tree, n.buf, n.value),
     }

@@ -22,8 +22,8 @@ pub enum Ty {
     Struct(u32),
     /// Elements are never nullable.
     Array(Box<Ty>),
-    /// Nesting beyond `limits::MAX_DEPTH` (a struct that contains itself): decoding it reports
-    /// `depth-limit`.
+    /// A struct that contains itself, or nesting beyond `limits::MAX_DEPTH`: decoding it
+    /// reports `depth-limit`.
     TooDeep,
 }
 
@@ -88,10 +88,29 @@ impl Plan {
             structs: Vec::new(),
             root: 0,
         };
-        plan.root = plan.add_struct(&spec.name, &spec.fields, flexible, 0);
+        let mut c = Compiler {
+            plan: &mut plan,
+            memo: HashMap::new(),
+            open: Vec::new(),
+        };
+        let root = c.add_struct(&spec.name, &spec.fields, flexible, 0);
+        plan.root = root;
         plan
     }
+}
 
+/// Compilation state: each struct definition is compiled once per plan (a common struct used in
+/// ten places is one `StructPlan`), and a struct that contains itself is cut (`Ty::TooDeep`),
+/// so a hostile schema overlay cannot make the plan grow exponentially.
+struct Compiler<'p> {
+    plan: &'p mut Plan,
+    /// Struct definitions (their `fields` slice) already compiled.
+    memo: HashMap<(usize, usize), u32>,
+    /// Struct definitions being compiled, outermost first.
+    open: Vec<(usize, usize)>,
+}
+
+impl Compiler<'_> {
     fn add_struct(
         &mut self,
         name: &'static str,
@@ -99,14 +118,20 @@ impl Plan {
         flexible: bool,
         depth: usize,
     ) -> u32 {
-        let id = self.structs.len() as u32;
-        self.structs.push(StructPlan {
+        let key = (fields.as_ptr() as usize, fields.len());
+        if let Some(&id) = self.memo.get(&key) {
+            return id;
+        }
+        self.open.push(key);
+        let id = self.plan.structs.len() as u32;
+        self.memo.insert(key, id);
+        self.plan.structs.push(StructPlan {
             name,
             fields: Vec::new(),
             tagged: Vec::new(),
             flexible,
         });
-        let v = self.version;
+        let v = self.plan.version;
         let (mut regular, mut tagged) = (Vec::new(), Vec::new());
         for f in fields {
             if !f.versions.contains(v) {
@@ -138,9 +163,11 @@ impl Plan {
             }
         }
         tagged.sort_by_key(|f| f.tag);
-        let s = &mut self.structs[id as usize];
-        s.fields = regular;
-        s.tagged = tagged;
+        if let Some(s) = self.plan.structs.get_mut(id as usize) {
+            s.fields = regular;
+            s.tagged = tagged;
+        }
+        self.open.pop();
         id
     }
 
@@ -152,7 +179,12 @@ impl Plan {
             FieldType::Prim(p) => Ty::Prim(*p),
             FieldType::Array(e) => Ty::Array(Box::new(self.ty(e, f, flexible, depth + 1))),
             FieldType::Struct(name) => {
-                let fields = self.spec.struct_fields(f);
+                let fields = self.plan.spec.struct_fields(f);
+                // Empty definitions all share one dangling pointer; they are never recursive.
+                let key = (fields.as_ptr() as usize, fields.len());
+                if !fields.is_empty() && self.open.contains(&key) {
+                    return Ty::TooDeep;
+                }
                 Ty::Struct(self.add_struct(name, fields, flexible, depth))
             }
         }
@@ -162,7 +194,7 @@ impl Plan {
 /// Plans compiled per `Decoder` (no locking on the hot path).
 #[derive(Default)]
 pub struct PlanCache {
-    map: HashMap<(usize, i16), Arc<Plan>>,
+    map: PlanMap,
 }
 
 /// Hostile input picks versions (coordinator values, metadata records): keep the caches bounded.
@@ -183,9 +215,12 @@ impl PlanCache {
     }
 }
 
+/// Plans by (spec address, version).
+type PlanMap = HashMap<(usize, i16), Arc<Plan>>;
+
 /// The process-wide plan for (spec, version), compiled on first use.
 pub fn shared(spec: &'static MessageSpec, version: i16) -> Arc<Plan> {
-    static CACHE: OnceLock<Mutex<HashMap<(usize, i16), Arc<Plan>>>> = OnceLock::new();
+    static CACHE: OnceLock<Mutex<PlanMap>> = OnceLock::new();
     let key = (spec as *const MessageSpec as usize, version);
     let cache = CACHE.get_or_init(Default::default);
     // A poisoned lock only means another thread panicked mid-insert; the map is still usable.
@@ -382,26 +417,35 @@ mod tests {
     }
 
     #[test]
-    fn self_referencing_struct_is_cut_at_the_depth_limit() {
-        let mut s = spec("LoopRequest", "0", "none", vec![f("Me", "Loop", "0+")]);
-        let leaked: &'static mut MessageSpec = Box::leak(Box::new(s.clone()));
-        leaked
-            .common_structs
-            .push(common_struct("Loop", vec![f("Me", "Loop", "0+")]));
-        s = leaked;
-        let p = Plan::compile(s, 0);
-        assert!(
-            p.structs.len() <= MAX_DEPTH + 2,
-            "{} structs",
-            p.structs.len()
+    fn self_referencing_struct_is_cut_and_shared_structs_compile_once() {
+        let s = spec(
+            "LoopRequest",
+            "0",
+            "none",
+            vec![f("Me", "Loop", "0+"), f("Again", "[]Loop", "0+")],
         );
-        let mut id = p.root;
-        let mut hops = 0;
-        while let Some(Ty::Struct(n)) = p.structure(id).fields.first().map(|f| f.ty.clone()) {
-            id = n;
-            hops += 1;
-        }
-        assert_eq!(p.structure(id).fields[0].ty, Ty::TooDeep);
-        assert!(hops >= MAX_DEPTH / 2);
+        let leaked: &'static mut MessageSpec = Box::leak(Box::new(s.clone()));
+        // Loop holds itself twice: without the cut the plan would double at every level.
+        leaked.common_structs.push(common_struct(
+            "Loop",
+            vec![
+                f("A", "Loop", "0+"),
+                f("B", "Loop", "0+"),
+                f("X", "int8", "0+"),
+            ],
+        ));
+        let p = Plan::compile(leaked, 0);
+        assert_eq!(p.structs.len(), 2, "root and one shared Loop");
+        let root = p.structure(p.root);
+        let Ty::Struct(l) = root.fields[0].ty else {
+            panic!("{:?}", root.fields[0].ty)
+        };
+        assert_eq!(root.fields[1].ty, Ty::Array(Box::new(Ty::Struct(l))));
+        let lp = p.structure(l);
+        assert_eq!(
+            (&lp.fields[0].ty, &lp.fields[1].ty),
+            (&Ty::TooDeep, &Ty::TooDeep)
+        );
+        assert_eq!(lp.fields[2].ty, Ty::Prim(Prim::Int8));
     }
 }

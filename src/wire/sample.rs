@@ -21,7 +21,7 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -30,7 +30,7 @@ impl Rng {
     }
     /// Uniform in `0..n` (`n` > 0).
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        self.next_u64() % n.max(1)
     }
     pub fn chance(&mut self, one_in: u64) -> bool {
         self.below(one_in) == 0
@@ -74,7 +74,7 @@ pub fn from_unstructured(plan: &Plan, u: &mut arbitrary::Unstructured<'_>) -> J 
 
 /// Where a varied message's choices come from.
 trait Source {
-    fn next(&mut self) -> u64;
+    fn next_u64(&mut self) -> u64;
     /// Uniform (for a PRNG) in `0..n`.
     fn below(&mut self, n: u64) -> u64;
     /// Contents of a string field.
@@ -89,8 +89,8 @@ trait Source {
 }
 
 impl Source for Rng {
-    fn next(&mut self) -> u64 {
-        Rng::next(self)
+    fn next_u64(&mut self) -> u64 {
+        Rng::next_u64(self)
     }
     fn below(&mut self, n: u64) -> u64 {
         Rng::below(self, n)
@@ -104,7 +104,7 @@ const MAX_FUZZED_BLOB: usize = 300;
 struct Fuzzed<'u, 'd>(&'u mut arbitrary::Unstructured<'d>);
 
 impl Source for Fuzzed<'_, '_> {
-    fn next(&mut self) -> u64 {
+    fn next_u64(&mut self) -> u64 {
         self.0.arbitrary().unwrap_or(0)
     }
     fn below(&mut self, n: u64) -> u64 {
@@ -215,7 +215,7 @@ impl Gen<'_, '_> {
             3 if lo < 0 => -1,
             _ => {
                 let span = (hi as i128 - lo as i128 + 1) as u128;
-                let r = self.rng.as_mut().map_or(0, |r| r.next()) as u128 % span;
+                let r = self.rng.as_mut().map_or(0, |r| r.next_u64()) as u128 % span;
                 (lo as i128 + r as i128) as i64
             }
         };

@@ -27,6 +27,9 @@ pub(crate) struct Abort;
 
 type Step = Result<usize, Abort>;
 
+/// Name of an `Error` node that replaces a struct's whole tagged section.
+pub const TAGS: &str = "_tagged_fields";
+
 /// How a struct's presence is written.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Marker {
@@ -232,10 +235,10 @@ impl<'t, 'd> Walker<'t, 'd> {
             Marker::None => false,
             Marker::Int8 => match Cursor::new(self.data, p, limit).i8() {
                 Ok(m) => {
-                    if m != -1 && m != 1 {
-                        self.warn_marker(p, m.into(), "-1 (null) or 1");
-                    }
                     p += 1;
+                    if m != -1 && m != 1 {
+                        self.warn("null-marker", pos, format!("nullable-struct marker {m} (Kafka writes -1 or 1; any negative reads as null)"));
+                    }
                     m < 0
                 }
                 Err(e) => {
@@ -252,10 +255,10 @@ impl<'t, 'd> Walker<'t, 'd> {
             Marker::Uvarint => {
                 let (m, len) =
                     self.uvarint(name, pos, p, limit, "a nullable-struct marker (uvarint)")?;
-                if m > 1 {
-                    self.warn_marker(p, m.into(), "0 (null) or 1");
-                }
                 p += len;
+                if m > 1 {
+                    self.warn("null-marker", pos, format!("nullable-struct marker {m} (Kafka writes 0 or 1; ≤ 0 as an int reads as null)"));
+                }
                 (m as i32) <= 0
             }
         };
@@ -279,17 +282,6 @@ impl<'t, 'd> Walker<'t, 'd> {
                 Err(a)
             }
         }
-    }
-
-    /// Kafka reads any marker by its sign but writes only these two, so another value is read
-    /// as Kafka reads it and flagged: it cannot come from Kafka's writer, and it would not
-    /// survive re-encoding.
-    fn warn_marker(&mut self, at: usize, m: i64, expected: &str) {
-        self.warn(
-            "invalid-struct-marker",
-            at,
-            format!("nullable-struct marker {m} (expected {expected}), read as Kafka reads it"),
-        );
     }
 
     fn members(&mut self, plan: &Plan, sp: &StructPlan, mut p: usize, limit: usize) -> Step {
@@ -317,6 +309,17 @@ impl<'t, 'd> Walker<'t, 'd> {
         pos: usize,
         limit: usize,
     ) -> Step {
+        // Every value is at least one node: a 100 MB array of int8 must not become 100 M nodes.
+        if self.tree.nodes.len() >= MAX_NODES_PER_TREE {
+            return Err(self.fail(
+                name,
+                pos,
+                limit,
+                "node-limit",
+                pos,
+                format!("more than {MAX_NODES_PER_TREE} nodes"),
+            ));
+        }
         match ty {
             Ty::Prim(p) => self.prim(*p, name, nullable, compact, pos, limit),
             Ty::Struct(sid) => {
@@ -334,7 +337,9 @@ impl<'t, 'd> Walker<'t, 'd> {
                 limit,
                 "depth-limit",
                 pos,
-                format!("schema nesting deeper than {MAX_DEPTH}"),
+                format!(
+                    "the schema nests structs deeper than {MAX_DEPTH} or a struct contains itself"
+                ),
             )),
         }
     }
@@ -519,6 +524,24 @@ impl<'t, 'd> Walker<'t, 'd> {
         };
         let (n, hdr) = self.length(name, compact, true, pos, limit, what)?;
         let start = pos + hdr;
+        let remaining = limit.saturating_sub(start);
+        let bad = if n < -1 {
+            Some((
+                "negative-length",
+                format!("array count {n} (only -1 means null)"),
+            ))
+        } else if n > remaining as i64 {
+            Some((
+                "count-exceeds-remaining",
+                format!("array claims {n} elements but only {remaining} bytes remain"),
+            ))
+        } else {
+            None
+        };
+        if let Some((code, msg)) = bad {
+            // The error replaces the whole array, count included, so its bytes stay together.
+            return Err(self.fail(name, pos, limit, code, pos, msg));
+        }
         let id = self.tree.open(name, Kind::Array, self.buf, pos as u32);
         self.tree.node_mut(id).hdr = hdr as u16;
         if n == -1 {
@@ -532,26 +555,6 @@ impl<'t, 'd> Walker<'t, 'd> {
             self.tree.node_mut(id).value = Value::Null;
             self.tree.close(id, start as u32);
             return Ok(start);
-        }
-        let remaining = limit.saturating_sub(start);
-        let bad = if n < -1 {
-            Some((
-                "negative-length",
-                format!("array count {n} (only -1 means null)"),
-            ))
-        } else if n as u64 > remaining as u64 {
-            Some((
-                "count-exceeds-remaining",
-                format!("array claims {n} elements but only {remaining} bytes remain"),
-            ))
-        } else {
-            None
-        };
-        if let Some((code, msg)) = bad {
-            // The count prefix stays with the array; the error covers what follows.
-            let a = self.fail("", start, limit, code, pos, msg);
-            self.tree.close(id, limit as u32);
-            return Err(a);
         }
         let mut p = start;
         self.depth += 1;
@@ -574,20 +577,20 @@ impl<'t, 'd> Walker<'t, 'd> {
     }
 
     fn tagged_section(&mut self, plan: &Plan, sp: &StructPlan, pos: usize, limit: usize) -> Step {
-        self.path.push(Seg::Name("_tagged_fields"));
+        self.path.push(Seg::Name(TAGS));
         let r = self.tagged_inner(plan, sp, pos, limit);
         self.path.pop();
         r
     }
 
     fn tagged_inner(&mut self, plan: &Plan, sp: &StructPlan, pos: usize, limit: usize) -> Step {
-        let (count, hdr) = self.uvarint("", pos, pos, limit, "a tagged-field count (uvarint)")?;
+        let (count, hdr) = self.uvarint(TAGS, pos, pos, limit, "a tagged-field count (uvarint)")?;
         let mut p = pos + hdr;
         // Each tagged field takes at least two bytes (tag and size).
         if count as u64 * 2 > limit.saturating_sub(p) as u64 {
             let rem = limit.saturating_sub(p);
             return Err(self.fail(
-                "",
+                TAGS,
                 pos,
                 limit,
                 "count-exceeds-remaining",
@@ -604,7 +607,17 @@ impl<'t, 'd> Walker<'t, 'd> {
             match self.tagged_field(plan, sp, p, limit, &mut prev) {
                 Ok(q) => p = q,
                 Err(a) => {
-                    self.tree.close(id, limit as u32);
+                    // A tag or size that cannot be read loses the section's framing: the error
+                    // replaces the whole section (count included) so the bytes stay together.
+                    let err = self.tree.nodes.last().copied();
+                    self.tree.nodes.truncate(id as usize);
+                    if let Some(mut n) = err {
+                        n.name = TAGS;
+                        n.offset = pos as u32;
+                        n.len = limit.saturating_sub(pos) as u32;
+                        n.end = id + 1;
+                        self.tree.nodes.push(n);
+                    }
                     return Err(a);
                 }
             }
@@ -663,6 +676,9 @@ impl<'t, 'd> Walker<'t, 'd> {
             n.hdr = (q - p) as u16;
             return Ok(fend);
         };
+        // Known tags read as members of the struct (as the JSON shows them), so their paths
+        // leave out the section.
+        let section = self.path.pop();
         self.path.push(Seg::Name(f.name));
         let first = self.tree.nodes.len();
         let r = self.value(plan, &f.ty, f.name, f.nullable, true, true, q, fend);
@@ -690,6 +706,7 @@ impl<'t, 'd> Walker<'t, 'd> {
             }
         }
         self.path.pop();
+        self.path.extend(section);
         // The field node spans its tag and size too; its header grows accordingly.
         let end_id = self.tree.nodes.len() as NodeId;
         if let Some(n) = self.tree.nodes.get_mut(first) {

@@ -50,8 +50,43 @@ mk pcap-errors-only 'decode --format summary --errors-only ../../../captures/moc
 mk exit2-missing-file 'decode no-such-file.pcap'
 mk exit2-bad-hex 'decode input.hex'; printf '00 00 00 11 00 12 00 00\n00 00 00 02 00 07 72 6g\n' > exit2-bad-hex/input.hex
 mk exit2-unknown-api 'decode --api Metadat --api-version 2 --response input.hex'; echo "$F11" > exit2-unknown-api/input.hex
-mk exit2-response-without-api 'decode --response input.hex'; echo "$F11" > exit2-response-without-api/input.hex
+mk exit2-api-without-version 'decode --api Metadata input.hex'; echo "$F11" > exit2-api-without-version/input.hex
+mk exit2-bad-format 'decode --format yaml input.hex'; echo "$F4" > exit2-bad-format/input.hex
 
 # encode
 mk encode-hex 'encode --output hex input.jsonl'
 mk encode-annotated 'encode --output hex input.jsonl'
+
+# diagnostics: real frames with named bytes changed (see each README)
+TXN38=$(payload mock-confluent-txn.pcap 38)          # InitProducerId v4 request
+T6=$(payload tansu-kcat-apiversions-fail.pcap 6)     # ApiVersions v3 response (tansu), 4 tagged fields
+F6=$(payload mock-kcat-none.pcap 6)                  # ApiVersions v3 response (mock), malformed as sent
+# edit HEX OFFSET OLD NEW: replace the bytes OLD at byte OFFSET by NEW (checked), fix nothing else
+edit() { python3 - "$@" <<'PY'
+import sys
+h, off, old, new = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+b = bytes.fromhex(h)
+o = bytes.fromhex(old)
+assert b[off:off+len(o)] == o, (b[off:off+len(o)].hex(), old)
+print((b[:off] + bytes.fromhex(new) + b[off+len(o):]).hex())
+PY
+}
+dg() { mk "diag-$1" "decode --format jsonl $2 input.hex"; echo "$3" > "diag-$1/input.hex"; }
+dg truncated '' "$(echo "$F4" | cut -c1-60)"
+dg negative-length '' "$(edit "$F12" 25 0005 fffe)"
+dg null-not-allowed '' "$(edit "$F12" 25 0005 ffff)"
+dg count-exceeds-remaining '' "$(edit "$F10" 21 00000000 7fffffff)"
+dg invalid-utf8 '' "$(edit "$F12" 29 64 ff)"
+dg invalid-bool '--api ApiVersions --api-version 3 --response' "$(edit "$T6" 279 00 02)"
+dg varint-overlong '' "$(edit "$(edit "$F4" 22 0b 8b00)" 0 00000024 00000025)"
+dg varint-overflow '' "$(edit "$F4" 22 0b ffffffffff01)"
+dg tag-order '--api ApiVersions --api-version 3 --response' "$(edit "$T6" 274 020101030100 030100020101)"
+dg tag-duplicate '--api ApiVersions --api-version 3 --response' "$(edit "$T6" 277 030100 020101)"
+dg tag-size-mismatch '--api ApiVersions --api-version 3 --response' "$(edit "$(edit "$T6" 261 000101 00020100)" 0 00000114 00000115)"
+dg unknown-api '' "$(edit "$F8" 4 0012 7fff)"
+dg unknown-version '' "$(edit "$F4" 6 0003 0063)"
+dg unstable-version '' "$(edit "$(edit "$(edit "$TXN38" 44 00 000000)" 6 0004 0006)" 0 00000029 0000002b)"
+dg trailing-bytes '--api ApiVersions --api-version 3 --response' "$F6"
+dg size-mismatch '' "$(edit "$F8" 0 00000011 00000010)"
+dg missing-hints '--response' "$F11"
+dg apiversions-fallback '--api ApiVersions --api-version 3 --response' "$F9"
