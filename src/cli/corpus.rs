@@ -39,6 +39,9 @@ pub struct Args {
     pub max_per_api: usize,
 }
 
+/// What a frame is, for `--max-per-api`: direction, API key, version.
+type ApiKind = (Option<Direction>, Option<i16>, Option<i16>);
+
 /// Seeds written per subfolder (new files only).
 #[derive(Debug, Default)]
 struct Counts(BTreeMap<&'static str, (usize, usize)>);
@@ -59,7 +62,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let mut counts = Counts::default();
     let mut dec = Decoder::new(proto);
     let mut pdu = Pdu::default();
-    let mut per_api: HashMap<(Option<Direction>, Option<i16>, Option<i16>), usize> = HashMap::new();
+    let mut per_api: HashMap<ApiKind, usize> = HashMap::new();
     for file in &args.files {
         let name = file.display();
         let data = match std::fs::read(file) {

@@ -30,8 +30,11 @@ use crate::pdu::{Direction, Hints, Pdu};
 use crate::wire::decode::Decoder;
 use std::cell::RefCell;
 
+/// A fuzz target body.
+pub type Target = fn(&[u8]);
+
 /// The fuzz targets by name, in the order `fuzz/run-all.sh` runs them.
-pub const TARGETS: [(&str, fn(&[u8])); 6] = [
+pub const TARGETS: [(&str, Target); 6] = [
     ("decode", decode),
     ("stream", stream),
     ("pcap", pcap),
