@@ -7,6 +7,7 @@
 pub mod capture;
 pub mod check;
 pub mod cli;
+pub mod fuzzing;
 pub mod input;
 pub mod limits;
 pub mod output;

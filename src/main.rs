@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         Command::Apis(a) => kinspect::cli::apis::run(a, g),
         Command::Bundle(a) => kinspect::cli::bundle::run(a, g),
         Command::Stats(a) => kinspect::cli::stats::run(a, g),
+        Command::Corpus(a) => kinspect::cli::corpus::run(a, g),
         #[cfg(feature = "live")]
         Command::Capture(a) => kinspect::cli::capture::run(a, g),
     };

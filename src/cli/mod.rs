@@ -5,6 +5,7 @@ pub mod apis;
 pub mod bundle;
 #[cfg(feature = "live")]
 pub mod capture;
+pub mod corpus;
 pub mod decode;
 pub mod encode;
 pub mod stats;
@@ -84,6 +85,8 @@ pub enum Command {
     Bundle(bundle::Args),
     /// Statistics of a capture: PDUs per API, error codes, latencies, clients.
     Stats(stats::Args),
+    /// Cut fuzz seeds (frames, record batches, streams, captures) from captures.
+    Corpus(corpus::Args),
     /// Capture live from a network interface and decode as it arrives (feature `live`).
     #[cfg(feature = "live")]
     Capture(capture::Args),

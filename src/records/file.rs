@@ -271,7 +271,8 @@ fn snapshot_checks(
         diags.push(Diagnostic::warning(
             "snapshot-footer-missing",
             "batches",
-            end,
+            // Offsets are relative to the item, which is handed out at `end`.
+            0,
             "a snapshot ends with a SNAPSHOT_FOOTER control batch; this one does not",
         ));
     }

@@ -58,9 +58,80 @@ pub fn varied(plan: &Plan, rng: &mut Rng) -> J {
     .structure(plan.root)
 }
 
+/// A varied message whose every choice is read from fuzzer input: the structure-aware
+/// generator of the `roundtrip` fuzz target. Strings and bytes come from the input too, so the
+/// fuzzer reaches contents the fixed samples never hold; once the input runs out every choice
+/// is the smallest one, so the message stays bounded by the input's length.
+pub fn from_unstructured(plan: &Plan, u: &mut arbitrary::Unstructured<'_>) -> J {
+    let mut src = Fuzzed(u);
+    Gen {
+        plan,
+        rng: Some(&mut src),
+        depth: 0,
+    }
+    .structure(plan.root)
+}
+
+/// Where a varied message's choices come from.
+trait Source {
+    fn next_u64(&mut self) -> u64;
+    /// Uniform (for a PRNG) in `0..n`.
+    fn below(&mut self, n: u64) -> u64;
+    /// Contents of a string field.
+    fn text(&mut self) -> String {
+        STRINGS[self.below(STRINGS.len() as u64) as usize].to_string()
+    }
+    /// Contents of a bytes field.
+    fn blob(&mut self) -> Vec<u8> {
+        let len = self.below(17) as usize;
+        (0..len).map(|_| self.below(256) as u8).collect()
+    }
+}
+
+impl Source for Rng {
+    fn next_u64(&mut self) -> u64 {
+        Rng::next_u64(self)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        Rng::below(self, n)
+    }
+}
+
+/// Longest string or bytes value taken from fuzzer input: long enough to cross the 1- and
+/// 2-byte compact-length boundaries, far below Kafka's 32767-byte string limit.
+const MAX_FUZZED_BLOB: usize = 300;
+
+struct Fuzzed<'u, 'd>(&'u mut arbitrary::Unstructured<'d>);
+
+impl Source for Fuzzed<'_, '_> {
+    fn next_u64(&mut self) -> u64 {
+        self.0.arbitrary().unwrap_or(0)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.0.int_in_range(0..=n.max(1) - 1).unwrap_or(0)
+    }
+    fn text(&mut self) -> String {
+        if self.below(2) == 0 {
+            let i = self.below(STRINGS.len() as u64) as usize;
+            return STRINGS[i].to_string();
+        }
+        let len = self.below(MAX_FUZZED_BLOB as u64 + 1) as usize;
+        let raw = self.0.bytes(len.min(self.0.len())).unwrap_or(&[]);
+        // Whole characters only: a cut one would make the string invalid UTF-8.
+        match std::str::from_utf8(raw) {
+            Ok(s) => s.to_string(),
+            Err(e) => String::from_utf8_lossy(&raw[..e.valid_up_to()]).into_owned(),
+        }
+    }
+    fn blob(&mut self) -> Vec<u8> {
+        let len = self.below(MAX_FUZZED_BLOB as u64 + 1) as usize;
+        self.0.bytes(len.min(self.0.len())).unwrap_or(&[]).to_vec()
+    }
+}
+
 struct Gen<'a, 'r> {
     plan: &'a Plan,
-    rng: Option<&'r mut Rng>,
+    rng: Option<&'r mut dyn Source>,
     depth: usize,
 }
 
@@ -171,10 +242,12 @@ impl Gen<'_, '_> {
                 let b: Vec<u8> = (0..16).map(|_| self.pick(256) as u8).collect();
                 J::from(URL_SAFE_NO_PAD.encode(b))
             }
-            Prim::String => J::from(STRINGS[self.pick(STRINGS.len() as u64) as usize]),
+            Prim::String => match self.rng.as_mut() {
+                Some(r) => J::from(r.text()),
+                None => J::from(""),
+            },
             Prim::Bytes | Prim::Records => {
-                let len = self.pick(17) as usize;
-                let b: Vec<u8> = (0..len).map(|_| self.pick(256) as u8).collect();
+                let b = self.rng.as_mut().map_or_else(Vec::new, |r| r.blob());
                 J::from(STANDARD.encode(b))
             }
         }

@@ -1,0 +1,3 @@
+#![no_main]
+// The body is library code: kinspect::fuzzing::decode (smoke-tested by `cargo test`).
+libfuzzer_sys::fuzz_target!(|data: &[u8]| kinspect::fuzzing::decode(data));

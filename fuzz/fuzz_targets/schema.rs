@@ -1,0 +1,3 @@
+#![no_main]
+// The body is library code: kinspect::fuzzing::schema (smoke-tested by `cargo test`).
+libfuzzer_sys::fuzz_target!(|data: &[u8]| kinspect::fuzzing::schema(data));

@@ -1,0 +1,231 @@
+//! The properties the fuzz targets assert on what kinspect produced, and the seeded helpers
+//! their smoke tests share. Every check panics with what was expected and where, so a fuzzer
+//! crash report reads as a bug report.
+
+use crate::output::{self, json::JsonOptions, Format};
+use crate::pdu::Pdu;
+use crate::protocol::Protocol;
+use crate::wire::encode::{encode_pdu, pdu_json};
+use crate::wire::sample::Rng;
+use crate::wire::tree::{Kind, Tree, Value};
+
+/// Spans tile (`Tree::check_tiling`), every node, value span and diagnostic lies inside its
+/// buffer, and every diagnostic says what went wrong.
+pub fn tree(t: &Tree, what: &str) {
+    if t.nodes.is_empty() {
+        return;
+    }
+    if let Err(e) = t.check_tiling(0) {
+        panic!("{what}: spans do not tile: {e}");
+    }
+    let buf_len = |b: u16| t.bufs.get(b as usize).map(Vec::len);
+    for (i, n) in t.nodes.iter().enumerate() {
+        let Some(len) = buf_len(n.buf) else {
+            panic!(
+                "{what}: node {i} ({:?}) names buffer {} of {}",
+                n.name,
+                n.buf,
+                t.bufs.len()
+            );
+        };
+        let end = n.offset as u64 + n.len as u64;
+        assert!(
+            end <= len as u64 && n.hdr as u32 <= n.len,
+            "{what}: node {i} ({:?}) spans {}..{end} (header {}) in a buffer of {len} bytes",
+            n.name,
+            n.offset,
+            n.hdr
+        );
+        if let Value::Str(s) | Value::Bytes(s) | Value::Data(s) = n.value {
+            let vend = s.start as u64 + s.len as u64;
+            assert!(
+                s.start >= n.offset && vend <= end,
+                "{what}: node {i} ({:?}) holds a value at {}..{vend} outside its span {}..{end}",
+                n.name,
+                s.start,
+                n.offset
+            );
+        }
+        if let Value::Diag(d) = n.value {
+            assert!(
+                (d as usize) < t.diags.len(),
+                "{what}: node {i} names diagnostic {d}"
+            );
+        }
+    }
+    for d in &t.diags {
+        let len = buf_len(d.buf).unwrap_or(0) as u64;
+        assert!(
+            d.offset <= len && !d.message.is_empty() && !d.code.is_empty(),
+            "{what}: diagnostic {d:?} is outside its buffer of {len} bytes or says nothing"
+        );
+    }
+}
+
+/// Stricter than tiling, for messages decoded without any diagnostic: inside each container
+/// the children follow the header with no gap, up to the container's last byte, and a string
+/// or bytes value fills its node after the length prefix. Every byte is accounted for once.
+pub fn exact_cover(t: &Tree) {
+    for (i, n) in t.nodes.iter().enumerate() {
+        let start = n.offset + n.hdr as u32;
+        let end = n.offset + n.len;
+        match n.kind {
+            Kind::Struct | Kind::Array | Kind::TaggedSection => {
+                let mut at = start;
+                for c in t.children(i as u32) {
+                    let cn = t.node(c);
+                    if cn.buf != n.buf {
+                        continue;
+                    }
+                    assert_eq!(
+                        cn.offset, at,
+                        "node {c} ({:?}) starts at {} but its predecessor in {i} ({:?}) ended at {at}",
+                        cn.name, cn.offset, n.name
+                    );
+                    at = cn.offset + cn.len;
+                }
+                assert_eq!(
+                    at, end,
+                    "node {i} ({:?}): children end at {at}, node at {end}",
+                    n.name
+                );
+            }
+            Kind::Scalar | Kind::UnknownTag(_) => {
+                if let Value::Str(s) | Value::Bytes(s) = n.value {
+                    assert!(
+                        s.start == start && s.start + s.len == end,
+                        "node {i} ({:?}): value {}..{} does not fill {start}..{end}",
+                        n.name,
+                        s.start,
+                        s.start + s.len
+                    );
+                }
+            }
+            Kind::Error => {}
+        }
+    }
+}
+
+/// Every printer accepts the PDU; the JSON ones, plain and annotated, emit valid JSON.
+pub fn printers(pdu: &Pdu) {
+    for annotate in [false, true] {
+        let mut out = Vec::new();
+        let o = JsonOptions {
+            annotate,
+            show_secrets: false,
+        };
+        output::json::write_pdu(&mut out, pdu, Some("fuzz"), &o).expect("writing to a Vec");
+        if let Err(e) = serde_json::from_slice::<serde_json::Value>(&out) {
+            panic!(
+                "the JSON printer (annotate={annotate}) wrote invalid JSON: {e}\n{}",
+                String::from_utf8_lossy(&out)
+            );
+        }
+    }
+    for format in [Format::Tree, Format::Summary] {
+        let o = output::Options {
+            format,
+            annotate: false,
+            color: true,
+            show_secrets: false,
+        };
+        let mut out = Vec::new();
+        match format {
+            Format::Tree => output::tree::write_pdu(&mut out, pdu, None, &o),
+            _ => output::summary::State::default().write_pdu(&mut out, pdu, &o),
+        }
+        .expect("writing to a Vec");
+    }
+}
+
+/// A frame decoded without any diagnostic encodes back to exactly its bytes (CONTRACT.md),
+/// except inside float64 NaNs: JSON has one "NaN", the wire has 2^53 - 1 of them.
+pub fn reencodes(proto: &'static Protocol, pdu: &Pdu, frame: &[u8]) {
+    let json = pdu_json(pdu);
+    let nan = |i: usize| {
+        pdu.tree.nodes.iter().any(|n| {
+            matches!(n.value, Value::Float(f) if f.is_nan())
+                && n.buf == 0
+                && (n.offset as usize..(n.offset + n.len) as usize).contains(&i)
+        })
+    };
+    match encode_pdu(proto, &json) {
+        Ok(bytes) => assert!(
+            bytes.len() == frame.len()
+                && (0..bytes.len()).all(|i| bytes[i] == frame[i] || nan(i)),
+            "decoded cleanly but encodes to different bytes\n frame   {}\n encoded {}\n json {json}",
+            hex(frame),
+            hex(&bytes)
+        ),
+        Err(e) => panic!("decoded cleanly but does not encode: {e}\n json {json}"),
+    }
+}
+
+pub(crate) fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Damages `b` the way a fuzzer's first mutations would: flips bytes, cuts the tail, or sets a
+/// length-looking word to an extreme.
+pub fn mutate(b: &mut Vec<u8>, rng: &mut Rng) {
+    if b.is_empty() {
+        return;
+    }
+    match rng.below(4) {
+        0 => {
+            for _ in 0..=rng.below(4) {
+                let i = rng.below(b.len() as u64) as usize;
+                b[i] ^= 1 << rng.below(8);
+            }
+        }
+        1 => b.truncate(rng.below(b.len() as u64) as usize),
+        2 => {
+            let i = rng.below(b.len() as u64) as usize;
+            let v = [0xff, 0x7f, 0x80, 0x00][rng.below(4) as usize];
+            for x in b.iter_mut().skip(i).take(4) {
+                *x = v;
+            }
+        }
+        _ => {
+            let i = rng.below(b.len() as u64) as usize;
+            let j = rng.below(b.len() as u64) as usize;
+            b.insert(i, b[j]);
+        }
+    }
+}
+
+/// The bundled captures (from the crate's `captures/` folder), smallest first.
+#[cfg(test)]
+pub(crate) fn captures(n: usize) -> Vec<Vec<u8>> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("captures/ is in the repository")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "pcap"))
+        .collect();
+    files.sort_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0));
+    files
+        .iter()
+        .take(n)
+        .map(|p| std::fs::read(p).expect("readable capture"))
+        .collect()
+}
+
+/// Every frame of the `n` smallest bundled captures, with the hints the capture reader gave it.
+#[cfg(test)]
+pub(crate) fn capture_frames(n: usize) -> Vec<(crate::pdu::Hints, Vec<u8>)> {
+    let opts = crate::capture::CaptureOptions {
+        is_known_request: Some(crate::capture::decoded::builtin_known_request),
+        ..Default::default()
+    };
+    let mut frames = Vec::new();
+    for cap in captures(n) {
+        crate::capture::read_capture(&cap[..], &opts, &mut |ev| {
+            if let crate::capture::Event::Frame { hints, data, .. } = ev {
+                frames.push((hints, data.to_vec()));
+            }
+        })
+        .expect("bundled captures read");
+    }
+    frames
+}
