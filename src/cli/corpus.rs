@@ -61,6 +61,11 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     };
     let mut counts = Counts::default();
     let mut dec = Decoder::new(proto);
+    // Record-batch seeds are the `records` fields' bytes: keep them undecoded.
+    dec.set_records(crate::wire::decode::RecordsOptions {
+        raw: true,
+        ..Default::default()
+    });
     let mut pdu = Pdu::default();
     let mut per_api: HashMap<ApiKind, usize> = HashMap::new();
     for file in &args.files {

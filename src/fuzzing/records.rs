@@ -15,6 +15,8 @@ use crate::wire::tree::Kind;
 pub const RECORDS_PARTIAL_OK: u8 = 0x08;
 pub const RECORDS_SEGMENT: u8 = 0x10;
 pub const RECORDS_SNAPSHOT: u8 = 0x20;
+/// Control bit: batch headers and CRCs only (the summary and stats mode).
+pub const RECORDS_HEADERS_ONLY: u8 = 0x40;
 
 pub fn records(data: &[u8]) {
     let Some((&ctl, bytes)) = data.split_first() else {
@@ -28,6 +30,7 @@ pub fn records(data: &[u8]) {
         topic: None,
         partial_tail_ok: ctl & RECORDS_PARTIAL_OK != 0,
         as_type,
+        headers_only: ctl & RECORDS_HEADERS_ONLY != 0,
     };
     match (ctl >> 4) & 3 {
         0 => in_frame(bytes, &ctx),
@@ -98,6 +101,11 @@ mod tests {
     fn smoke_records() {
         let mut fields = Vec::new();
         let mut dec = crate::wire::decode::Decoder::new(crate::protocol::builtin());
+        // The fields' bytes themselves are the seeds: keep them undecoded here.
+        dec.set_records(crate::wire::decode::RecordsOptions {
+            raw: true,
+            ..Default::default()
+        });
         let mut pdu = Pdu::default();
         for (hints, frame) in check::capture_frames(15) {
             dec.decode_frame(&frame, &hints, &mut pdu);
