@@ -34,20 +34,29 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(
+    pub fn new(
+        severity: Severity,
         code: &'static str,
         path: impl Into<String>,
         offset: u64,
         message: impl Into<String>,
     ) -> Self {
         Diagnostic {
-            severity: Severity::Error,
+            severity,
             code,
             path: path.into(),
             offset,
             buf: 0,
             message: message.into(),
         }
+    }
+    pub fn error(
+        code: &'static str,
+        path: impl Into<String>,
+        offset: u64,
+        message: impl Into<String>,
+    ) -> Self {
+        Self::new(Severity::Error, code, path, offset, message)
     }
     pub fn warning(
         code: &'static str,
@@ -55,14 +64,7 @@ impl Diagnostic {
         offset: u64,
         message: impl Into<String>,
     ) -> Self {
-        Diagnostic {
-            severity: Severity::Warning,
-            code,
-            path: path.into(),
-            offset,
-            buf: 0,
-            message: message.into(),
-        }
+        Self::new(Severity::Warning, code, path, offset, message)
     }
     pub fn info(
         code: &'static str,
@@ -70,14 +72,7 @@ impl Diagnostic {
         offset: u64,
         message: impl Into<String>,
     ) -> Self {
-        Diagnostic {
-            severity: Severity::Info,
-            code,
-            path: path.into(),
-            offset,
-            buf: 0,
-            message: message.into(),
-        }
+        Self::new(Severity::Info, code, path, offset, message)
     }
     pub fn in_buf(mut self, buf: u16) -> Self {
         self.buf = buf;
