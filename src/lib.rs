@@ -5,7 +5,6 @@
 //! model (Kafka's own message-spec JSON) is the single source of protocol truth.
 
 pub mod capture;
-pub mod check;
 pub mod cli;
 pub mod fuzzing;
 pub mod input;
