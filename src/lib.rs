@@ -1,7 +1,7 @@
 //! kinspect: an inspector and fuzzer for the Apache Kafka wire protocol.
 //!
 //! Data flows one way: inputs (pcap, hex, raw, log files) → TCP reassembly and Kafka framing →
-//! sessions → the schema-driven message decoder → record batches → checks → printers. The schema
+//! sessions → the schema-driven message decoder → record batches → printers. The schema
 //! model (Kafka's own message-spec JSON) is the single source of protocol truth.
 
 pub mod capture;
