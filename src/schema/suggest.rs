@@ -156,35 +156,8 @@ pub fn distance(a: &str, b: &str) -> usize {
 mod tests {
     use super::*;
 
-    const FIELD_PROPS: &[&str] = &[
-        "name",
-        "versions",
-        "fields",
-        "type",
-        "mapKey",
-        "nullableVersions",
-        "default",
-        "ignorable",
-        "entityType",
-        "about",
-        "taggedVersions",
-        "flexibleVersions",
-        "tag",
-        "zeroCopy",
-    ];
-    const MSG_PROPS: &[&str] = &[
-        "name",
-        "validVersions",
-        "deprecatedVersions",
-        "fields",
-        "apiKey",
-        "type",
-        "commonStructs",
-        "flexibleVersions",
-        "listeners",
-        "latestVersionUnstable",
-        "headerVersions",
-    ];
+    // The loader's own list: suggestions are tested against what the loader accepts.
+    use crate::schema::load::{FIELD_PROPS, MESSAGE_PROPS as MSG_PROPS};
 
     #[test]
     fn property_typos() {
