@@ -41,43 +41,31 @@ pub struct JsonOptions {
 
 /// Writes `s` as a JSON string literal (quotes included).
 ///
-/// Record values make up most of a capture's JSON, so the common case (nothing to escape) skips
-/// eight bytes at a time and copies whole runs.
+/// Record values make up most of a capture's JSON, so the common case (nothing to escape) is
+/// found a whole chunk at a time and copied in runs.
 pub fn write_str<W: Write + ?Sized>(w: &mut W, s: &str) -> io::Result<()> {
+    write_str_from(w, s, 0)
+}
+
+/// [`write_str`] when the first `clean` bytes of `s` are already known to need no escaping.
+fn write_str_from<W: Write + ?Sized>(w: &mut W, s: &str, clean: usize) -> io::Result<()> {
     w.write_all(b"\"")?;
     let bytes = s.as_bytes();
     let mut run = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if let Some(word) = bytes
-            .get(i..i + 8)
-            .and_then(|c| <[u8; 8]>::try_from(c).ok())
-        {
-            if !word_needs_escape(u64::from_le_bytes(word)) {
-                i += 8;
-                continue;
-            }
-        }
-        let b = bytes[i];
-        let esc: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0..=0x1f | 0x7f => b"",
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
+    let mut i = clean;
+    loop {
+        i += clean_prefix::<false>(bytes.get(i..).unwrap_or_default());
+        let Some(&b) = bytes.get(i) else { break };
         w.write_all(&bytes[run..i])?;
-        if esc.is_empty() {
-            write!(w, "\\u{:04x}", b)?;
-        } else {
-            w.write_all(esc)?;
+        match b {
+            b'"' => w.write_all(b"\\\"")?,
+            b'\\' => w.write_all(b"\\\\")?,
+            b'\n' => w.write_all(b"\\n")?,
+            b'\r' => w.write_all(b"\\r")?,
+            b'\t' => w.write_all(b"\\t")?,
+            0x08 => w.write_all(b"\\b")?,
+            0x0c => w.write_all(b"\\f")?,
+            _ => write!(w, "\\u{:04x}", b)?,
         }
         i += 1;
         run = i;
@@ -86,20 +74,58 @@ pub fn write_str<W: Write + ?Sized>(w: &mut W, s: &str) -> io::Result<()> {
     w.write_all(b"\"")
 }
 
-/// True when any of the eight bytes of `x` is a control character, `"`, `\\` or DEL — the bytes
-/// `write_str` escapes. Exact (no false negatives): the classic has-zero-byte and has-less-than
-/// tests on each lane.
+/// Whether `write_str` escapes byte `b` (control characters, `"`, `\\`, DEL); with `ASCII`,
+/// also any byte of a multi-byte UTF-8 sequence.
+#[inline(always)]
+fn special<const ASCII: bool>(b: u8) -> bool {
+    // `|`, not `||`: no branches, so that the chunk loop below vectorizes.
+    (b < 0x20) | (b == b'"') | (b == b'\\') | if ASCII { b >= 0x7f } else { b == 0x7f }
+}
+
+/// Length of the leading run of `b` with no [`special`] byte. The bulk is tested 32 bytes at a
+/// time without early exit, a loop the compiler turns into vector compares.
 #[inline]
-fn word_needs_escape(x: u64) -> bool {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
-    let below_space = x.wrapping_sub(LO * 0x20) & !x & HI;
-    (below_space
-        | has_zero(x ^ (LO * b'"' as u64))
-        | has_zero(x ^ (LO * b'\\' as u64))
-        | has_zero(x ^ (LO * 0x7f)))
-        != 0
+fn clean_prefix<const ASCII: bool>(b: &[u8]) -> usize {
+    let mut i = 0;
+    for chunk in b.chunks_exact(32) {
+        if chunk
+            .iter()
+            .fold(0u8, |acc, &x| acc | special::<ASCII>(x) as u8)
+            != 0
+        {
+            break;
+        }
+        i += 32;
+    }
+    i + b[i..]
+        .iter()
+        .position(|&x| special::<ASCII>(x))
+        .unwrap_or(b.len() - i)
+}
+
+/// Writes data that may be text: `{"text":"…"}` when it is valid UTF-8, else
+/// `{"base64":"…"}`. Plain ASCII (the usual record value) is validated and scanned for escapes
+/// in one pass.
+fn write_text_or_base64<W: Write + ?Sized>(w: &mut W, b: &[u8]) -> io::Result<()> {
+    let clean = clean_prefix::<true>(b);
+    if clean == b.len() {
+        // Plain ASCII throughout: valid UTF-8 with nothing to escape.
+        w.write_all(b"{\"text\":\"")?;
+        w.write_all(b)?;
+        return w.write_all(b"\"}");
+    }
+    match std::str::from_utf8(b) {
+        Ok(t) => {
+            w.write_all(b"{\"text\":")?;
+            write_str_from(w, t, clean)?;
+            w.write_all(b"}")
+        }
+        Err(_) => {
+            w.write_all(b"{\"base64\":")?;
+            write_base64(w, b)?;
+            w.write_all(b"}")
+        }
+    }
 }
 
 /// Writes bytes as a quoted standard base64 string (with padding), streaming.
@@ -550,20 +576,7 @@ impl Printer<'_> {
                 }
                 write_base64(w, b)
             }
-            Value::Data(s) => {
-                let b = self.t.bytes(n.buf, s);
-                match std::str::from_utf8(b) {
-                    Ok(text) => {
-                        w.write_all(b"{\"text\":")?;
-                        write_str(w, text)?;
-                    }
-                    Err(_) => {
-                        w.write_all(b"{\"base64\":")?;
-                        write_base64(w, b)?;
-                    }
-                }
-                w.write_all(b"}")
-            }
+            Value::Data(s) => write_text_or_base64(w, self.t.bytes(n.buf, s)),
             Value::Label(l) => write_str(w, l),
             Value::Diag(i) => {
                 let code = self

@@ -422,36 +422,39 @@ fn integers_and_uuids_match_the_standard_formatting() {
     );
 }
 
-/// The word-at-a-time scan in `write_str` must escape exactly what a byte-by-byte escaper does,
-/// wherever the special byte falls in a word and whatever surrounds it (multi-byte UTF-8 too).
-#[test]
-fn write_str_word_scan_matches_bytewise_escaping() {
-    fn bytewise(s: &str) -> String {
-        let mut o = String::from("\"");
-        for c in s.chars() {
-            match c {
-                '"' => o.push_str("\\\""),
-                '\\' => o.push_str("\\\\"),
-                '\n' => o.push_str("\\n"),
-                '\r' => o.push_str("\\r"),
-                '\t' => o.push_str("\\t"),
-                '\u{8}' => o.push_str("\\b"),
-                '\u{c}' => o.push_str("\\f"),
-                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                    o.push_str(&format!("\\u{:04x}", c as u32))
-                }
-                c => o.push(c),
+/// A JSON string literal escaped one character at a time: the oracle for the chunked scan.
+fn bytewise(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\t' => o.push_str("\\t"),
+            '\u{8}' => o.push_str("\\b"),
+            '\u{c}' => o.push_str("\\f"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                o.push_str(&format!("\\u{:04x}", c as u32))
             }
+            c => o.push(c),
         }
-        o.push('"');
-        o
     }
+    o.push('"');
+    o
+}
+
+/// The chunked scan in `write_str` must escape exactly what a byte-by-byte escaper does,
+/// wherever the special byte falls in a chunk and whatever surrounds it (multi-byte UTF-8 too).
+#[test]
+fn write_str_chunk_scan_matches_bytewise_escaping() {
     let alphabet = [
         'a', 'Z', ' ', '~', '"', '\\', '\n', '\u{0}', '\u{1f}', '\u{7f}', 'é', '€', '𝄞', '\t',
         '\u{c}',
     ];
     let mut seed = 0x2545_f491_4f6c_dd1du64;
-    for len in 0..40 {
+    // Past 64 bytes so that whole 32-byte chunks and the tail after them are both exercised.
+    for len in 0..100 {
         for _ in 0..50 {
             let s: String = (0..len)
                 .map(|_| {
@@ -464,6 +467,45 @@ fn write_str_word_scan_matches_bytewise_escaping() {
             let mut out = Vec::new();
             write_str(&mut out, &s).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), bytewise(&s), "input {s:?}");
+        }
+    }
+}
+
+/// Record data prints as `{"text":…}` exactly when it is valid UTF-8 (escaped as a byte-by-byte
+/// escaper would), else as base64 — whether the first non-ASCII or escaped byte comes early,
+/// late, after whole chunks, or never.
+#[test]
+fn data_is_text_exactly_when_utf8() {
+    let pieces: [&[u8]; 9] = [
+        b"abcdefgh",
+        b"/+=09AZ~",
+        "é".as_bytes(),
+        "𝄞".as_bytes(),
+        b"\"",
+        b"\n",
+        b"\x7f",
+        &[0xff],
+        &[0xe2, 0x82],
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for n in 0..60 {
+        for _ in 0..40 {
+            let mut data = Vec::new();
+            for _ in 0..n {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                // Mostly plain pieces, so that long clean runs come before the odd byte.
+                let k = (seed % 64) as usize;
+                data.extend_from_slice(pieces[if k < 55 { k % 2 } else { k - 55 }]);
+            }
+            let want = match std::str::from_utf8(&data) {
+                Ok(t) => format!("{{\"text\":{}}}", bytewise(t)),
+                Err(_) => format!("{{\"base64\":\"{}\"}}", STANDARD.encode(&data)),
+            };
+            let mut got = Vec::new();
+            write_text_or_base64(&mut got, &data).unwrap();
+            assert_eq!(String::from_utf8(got).unwrap(), want, "data {data:?}");
         }
     }
 }
