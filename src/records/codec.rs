@@ -275,19 +275,77 @@ fn snappy(input: &[u8], cap: (usize, &'static str)) -> Result<Decompressed, Code
     })
 }
 
+/// Largest zstd window accepted: libzstd's own default limit, the one Kafka's zstd-jni
+/// decoder applies, so every frame Kafka reads is read here too.
+const ZSTD_WINDOW_LOG_MAX: u32 = 27;
+
+thread_local! {
+    /// One libzstd decoding context per thread, reused: creating one (and its window buffer)
+    /// for every small batch would cost more than decoding it.
+    static ZSTD_DCTX: std::cell::RefCell<Option<zstd::zstd_safe::DCtx<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// zstd with the reference library (libzstd, as Kafka's zstd-jni), straight into the output
+/// vector, which grows geometrically up to one byte past the cap.
 fn zstd(input: &[u8], cap: (usize, &'static str)) -> Result<Decompressed, CodecError> {
+    use zstd::zstd_safe::{get_error_name, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
     let mut s = Sink::new(cap);
-    let mut src: &[u8] = input;
-    // zstd-jni's stream reads concatenated frames, so every frame in the input is decoded.
-    while !src.is_empty() {
-        let at = input.len() - src.len();
-        let dec = ruzstd::decoding::StreamingDecoder::new(&mut src)
-            .map_err(|e| CodecError::Corrupt(format!("zstd frame at byte {at}: {e}")))?;
-        s.read_from(dec, "zstd")?;
+    // zstd-jni's stream reads concatenated frames; libzstd's streaming decoder does too.
+    if input.is_empty() {
+        return Ok(Decompressed::default());
     }
-    Ok(Decompressed {
-        data: s.out,
-        notes: Vec::new(),
+    let corrupt = |at: usize, code: usize| {
+        CodecError::Corrupt(format!("zstd at byte {at}: {}", get_error_name(code)))
+    };
+    ZSTD_DCTX.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let dctx = match slot.as_mut() {
+            Some(d) => d,
+            None => {
+                let mut d = DCtx::try_create()
+                    .ok_or_else(|| CodecError::Corrupt("zstd: no memory for a decoder".into()))?;
+                d.set_parameter(DParameter::WindowLogMax(ZSTD_WINDOW_LOG_MAX))
+                    .map_err(|c| corrupt(0, c))?;
+                slot.insert(d)
+            }
+        };
+        // A previous input may have ended mid-frame or in error.
+        dctx.reset(ResetDirective::SessionOnly)
+            .map_err(|c| corrupt(0, c))?;
+        let limit = s.cap.saturating_add(1);
+        let mut inb = InBuffer::around(input);
+        loop {
+            if s.out.len() == s.out.capacity() {
+                if s.out.len() >= limit {
+                    return Err(s.too_large());
+                }
+                let grow = (s.out.capacity().max(32 * 1024) * 2).min(limit) - s.out.len();
+                s.out.reserve_exact(grow);
+            }
+            let (in_before, out_before) = (inb.pos(), s.out.len());
+            let mut outb = OutBuffer::around_pos(&mut s.out, out_before);
+            let left = dctx
+                .decompress_stream(&mut outb, &mut inb)
+                .map_err(|c| corrupt(inb.pos(), c))?;
+            let out_pos = outb.pos();
+            if left == 0 && inb.pos() == input.len() {
+                break;
+            }
+            if inb.pos() == in_before && out_pos == out_before && out_pos < s.out.capacity() {
+                return Err(CodecError::Corrupt(format!(
+                    "zstd: frame cut short at byte {}",
+                    input.len()
+                )));
+            }
+        }
+        if s.out.len() > s.cap {
+            return Err(s.too_large());
+        }
+        Ok(Decompressed {
+            data: s.out,
+            notes: Vec::new(),
+        })
     })
 }
 
@@ -487,6 +545,40 @@ mod tests {
         z.extend(ruzstd::encoding::compress_to_vec(
             &data[7000..],
             ruzstd::encoding::CompressionLevel::Fastest,
+        ));
+        assert_eq!(decompress(Codec::Zstd, &z, 2, cap()).unwrap().data, data);
+    }
+
+    /// The reused libzstd context: a cut-short frame, a frame declaring a window past
+    /// Kafka's limit and a frame one byte over the cap are errors, never hangs, and none of
+    /// them spoils the next input; output exactly at the cap is fine.
+    #[test]
+    fn zstd_edges_and_context_reuse() {
+        let data = sample();
+        let z = ruzstd::encoding::compress_to_vec(
+            &data[..],
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        for cut in [1, 5, z.len() / 2, z.len() - 1] {
+            match decompress(Codec::Zstd, &z[..cut], 2, cap()) {
+                Err(CodecError::Corrupt(m)) => assert!(m.starts_with("zstd"), "{m}"),
+                other => panic!("cut at {cut}: {other:?}"),
+            }
+            assert_eq!(decompress(Codec::Zstd, &z, 2, cap()).unwrap().data, data);
+        }
+        // Frame header: magic, descriptor 0 (no content size, not single-segment), window
+        // descriptor 0x90 = exponent 18 → 2^28 bytes, past the 2^27 limit.
+        let wide = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x90, 0x01, 0x00, 0x00];
+        assert!(matches!(
+            decompress(Codec::Zstd, &wide, 2, cap()),
+            Err(CodecError::Corrupt(_))
+        ));
+        let exact = (data.len(), "test cap");
+        assert_eq!(decompress(Codec::Zstd, &z, 2, exact).unwrap().data, data);
+        let under = (data.len() - 1, "test cap");
+        assert!(matches!(
+            decompress(Codec::Zstd, &z, 2, under),
+            Err(CodecError::TooLarge { .. })
         ));
         assert_eq!(decompress(Codec::Zstd, &z, 2, cap()).unwrap().data, data);
     }
