@@ -74,6 +74,29 @@ fn write_str_from<W: Write + ?Sized>(w: &mut W, s: &str, clean: usize) -> io::Re
     w.write_all(b"\"")
 }
 
+/// Writes `,"name":` (the comma when `comma`): in one piece when the name is short and needs no
+/// escaping, as every schema name does, since members are most of what the printer writes.
+fn write_key<W: Write + ?Sized>(w: &mut W, name: &str, comma: bool) -> io::Result<()> {
+    const MAX: usize = 64;
+    let b = name.as_bytes();
+    if b.len() <= MAX && clean_prefix::<false>(b) == b.len() {
+        let mut buf = [0u8; MAX + 4];
+        let start = usize::from(comma);
+        buf[0] = b',';
+        buf[start] = b'"';
+        let end = start + 1 + b.len();
+        buf[start + 1..end].copy_from_slice(b);
+        buf[end] = b'"';
+        buf[end + 1] = b':';
+        return w.write_all(&buf[..end + 2]);
+    }
+    if comma {
+        w.write_all(b",")?;
+    }
+    write_str(w, name)?;
+    w.write_all(b":")
+}
+
 /// Whether `write_str` escapes byte `b` (control characters, `"`, `\\`, DEL); with `ASCII`,
 /// also any byte of a multi-byte UTF-8 sequence.
 #[inline(always)]
@@ -263,8 +286,7 @@ pub fn write_pdu<W: Write + ?Sized>(
             p.annotated(w, 0, 1)?;
         } else {
             for c in t.children(0) {
-                w.write_all(b",")?;
-                p.member(w, c, 1)?;
+                p.member(w, c, 1, true)?;
             }
         }
     }
@@ -367,10 +389,16 @@ struct Printer<'a> {
 
 impl Printer<'_> {
     /// `"name":value` (annotated when asked).
-    fn member<W: Write + ?Sized>(&mut self, w: &mut W, id: NodeId, depth: usize) -> io::Result<()> {
+    /// Writes `,"name":value` (the comma when `comma`).
+    fn member<W: Write + ?Sized>(
+        &mut self,
+        w: &mut W,
+        id: NodeId,
+        depth: usize,
+        comma: bool,
+    ) -> io::Result<()> {
         let n = self.t.node(id);
-        write_str(w, n.name)?;
-        w.write_all(b":")?;
+        write_key(w, n.name, comma)?;
         self.sasl = depth == 1 && n.name == "token";
         self.annotated(w, id, depth)
     }
@@ -454,16 +482,16 @@ impl Printer<'_> {
                         unknown = true;
                         continue;
                     }
-                    sep(w, &mut first)?;
-                    self.member(w, tc, depth + 1)?;
+                    let comma = !std::mem::take(&mut first);
+                    self.member(w, tc, depth + 1, comma)?;
                     self.sasl = sasl;
                 }
             } else {
                 if let Some(x) = crate::records::encode::extras(self.t, id, c) {
                     self.batch_extras(w, x, &mut first)?;
                 }
-                sep(w, &mut first)?;
-                self.member(w, c, depth + 1)?;
+                let comma = !std::mem::take(&mut first);
+                self.member(w, c, depth + 1, comma)?;
                 self.sasl = sasl;
                 if !self.o.annotate {
                     if let Some(name) = self.names.topic_name(c) {
