@@ -4,7 +4,7 @@
 # Needs a release build (cargo build --release) and tshark. Prints wall seconds, peak RSS and
 # the ratios the project targets: `decode --format summary` vs tshark's field dump, `decode
 # --format jsonl` vs `tshark -T json`, plus `stats`, and `cat` reading the file as the floor.
-# kinspect's runs are the median of five; tshark's (half a minute for -T json) run once.
+# kinspect's runs are repeated before and after tshark's, which run once, and their median is used.
 set -u
 PCAP=${1:?usage: benches/vs-tshark.sh BIG.pcap}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,31 +13,46 @@ BIN=${KINSPECT:-${CARGO_TARGET_DIR:-$ROOT/target}/release/kinspect}
 command -v tshark >/dev/null || { echo "tshark is needed for the comparison" >&2; exit 2; }
 PORTS='tcp.port==19092,kafka -d tcp.port==19093,kafka -d tcp.port==19094,kafka'
 
-# run NAME CMD...: wall seconds and peak RSS (KiB) of CMD, output discarded. With REPS=n in
-# the environment, the run with the median time of n (kinspect's runs are short and the
-# machine is shared; tshark's take half a minute and run once).
-run() {
-  local name=$1; shift
-  local t tf i all=()
-  tf=$(mktemp)
-  for ((i = 0; i < ${REPS:-1}; i++)); do
-    /usr/bin/time -o "$tf" -f "%e %M" "$@" >/dev/null 2>/dev/null
-    all+=("$(tail -1 "$tf")")
+# The machine is shared and its speed drifts by a third from one minute to the next, so
+# kinspect's short runs are repeated before and after tshark's long ones (which average the
+# drift out) and their median is compared.
+DIR=$(mktemp -d); trap 'rm -rf "$DIR"' EXIT
+
+# measure NAME N CMD...: runs CMD N times, output discarded; appends "seconds KiB" lines.
+measure() {
+  local name=$1 n=$2 i; shift 2
+  for ((i = 0; i < n; i++)); do
+    /usr/bin/time -o "$DIR/t" -f "%e %M" "$@" >/dev/null 2>/dev/null
+    tail -1 "$DIR/t" >>"$DIR/$name"
   done
-  rm -f "$tf"
-  t=$(printf '%s\n' "${all[@]}" | sort -n | sed -n "$(( (${#all[@]} + 1) / 2 ))p")
-  printf '%-28s %8s s %10s KiB%s\n' "$name" ${t% *} ${t#* } \
-    "$([ ${#all[@]} -gt 1 ] && echo " (median of ${#all[@]})")" >&2
-  echo "$t"
+}
+
+# report NAME LABEL: prints the median time and the highest peak RSS of the runs to stderr;
+# echoes "seconds KiB".
+report() {
+  local n t kib
+  n=$(wc -l <"$DIR/$1")
+  t=$(sort -n "$DIR/$1" | sed -n "$(( (n + 1) / 2 ))p" | cut -d' ' -f1)
+  kib=$(sort -n -k2 "$DIR/$1" | tail -1 | cut -d' ' -f2)
+  printf '%-28s %8s s %10s KiB%s\n' "$2" "$t" "$kib" "$([ "$n" -gt 1 ] && echo " (median time, peak RSS of $n runs)")" >&2
+  echo "$t $kib"
 }
 
 echo "capture: $PCAP ($(du -h "$PCAP" | cut -f1))" >&2
-CAT=$(REPS=5 run "cat (reading the file)" cat "$PCAP")
-K_STATS=$(REPS=5 run "kinspect stats" "$BIN" stats "$PCAP")
-K_SUM=$(REPS=5 run "kinspect decode summary" "$BIN" decode --format summary "$PCAP")
-K_JSONL=$(REPS=5 run "kinspect decode jsonl" "$BIN" decode --format jsonl "$PCAP")
-T_FIELDS=$(run "tshark -T fields" tshark -r "$PCAP" -d $PORTS -Y kafka -T fields -e frame.number -e kafka.api_key -e kafka.api_version -e kafka.correlation_id)
-T_JSON=$(run "tshark -T json" tshark -r "$PCAP" -d $PORTS -Y kafka -T json)
+for k in 1 2; do
+  measure cat 2 cat "$PCAP"
+  measure stats 2 "$BIN" stats "$PCAP"
+  measure summary 2 "$BIN" decode --format summary "$PCAP"
+  measure jsonl 3 "$BIN" decode --format jsonl "$PCAP"
+  [ $k = 1 ] && measure tshark-fields 1 tshark -r "$PCAP" -d $PORTS -Y kafka -T fields -e frame.number -e kafka.api_key -e kafka.api_version -e kafka.correlation_id
+  [ $k = 1 ] && measure tshark-json 1 tshark -r "$PCAP" -d $PORTS -Y kafka -T json
+done
+CAT=$(report cat "cat (reading the file)")
+K_STATS=$(report stats "kinspect stats")
+K_SUM=$(report summary "kinspect decode summary")
+K_JSONL=$(report jsonl "kinspect decode jsonl")
+T_FIELDS=$(report tshark-fields "tshark -T fields")
+T_JSON=$(report tshark-json "tshark -T json")
 ratio() { awk -v a="${1% *}" -v b="${2% *}" 'BEGIN { if (a > 0) printf "%.1fx", b / a; else print "n/a" }'; }
 echo "stats vs tshark fields:   $(ratio "$K_STATS" "$T_FIELDS")" >&2
 echo "summary vs tshark fields: $(ratio "$K_SUM" "$T_FIELDS") (target >= 10x)" >&2
