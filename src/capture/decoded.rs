@@ -11,6 +11,7 @@ use crate::pdu::{Direction, Hints, Origin, Pdu};
 use crate::protocol::Protocol;
 use crate::wire::decode::{Decoder, RecordsOptions};
 use crate::wire::diag::Diagnostic;
+use std::sync::Arc;
 
 /// What the decode loop hands on.
 pub enum Decoded<'a> {
@@ -28,7 +29,9 @@ pub fn builtin_known_request(api_key: i16, version: i16) -> bool {
 /// Decoding state for one input; feed it the reader's events.
 pub struct DecodeLoop {
     decoder: Decoder,
-    session: Session,
+    /// Shared with frames decoded elsewhere against a snapshot; copied before a change
+    /// while a snapshot is out.
+    session: Arc<Session>,
     pdu: Pdu,
 }
 
@@ -36,13 +39,24 @@ impl DecodeLoop {
     pub fn new(proto: &'static Protocol) -> Self {
         DecodeLoop {
             decoder: Decoder::new(proto),
-            session: Session::new(),
+            session: Arc::new(Session::new()),
             pdu: Pdu::default(),
         }
     }
 
     pub fn session(&self) -> &Session {
         &self.session
+    }
+
+    /// The session as it stands, for decoding frames that cannot change it elsewhere (see
+    /// [`Session::may_learn_from`]).
+    pub fn snapshot(&self) -> Arc<Session> {
+        Arc::clone(&self.session)
+    }
+
+    /// How frames decode, for a decoder of its own elsewhere.
+    pub fn records(&self) -> RecordsOptions {
+        self.decoder.records()
     }
 
     /// How `records` fields decode from now on.
@@ -52,20 +66,20 @@ impl DecodeLoop {
 
     /// Forgets the conversation: the next frames belong to another input.
     pub fn new_input(&mut self) {
-        self.session = Session::new();
+        self.session = Arc::new(Session::new());
     }
 
     /// Decodes one frame, checks it against the session and learns from it.
     pub fn frame(&mut self, origin: Origin, hints: &Hints, data: &[u8]) -> &Pdu {
-        self.decoder
-            .decode_frame_with(data, hints, &mut self.pdu, &self.session);
-        self.pdu.origin = origin;
-        // Also when the decoder stopped early (a frame too large to decode).
-        self.pdu.request_frame = hints.request_frame;
-        self.pdu.latency_ns = hints.latency_ns;
-        let found = self.session.observe(&self.pdu);
-        self.pdu.tree.diags.extend(found);
-        name_topic_ids(&self.pdu.tree, &self.session, &mut self.pdu.topic_names);
+        decode_frame(
+            &mut self.decoder,
+            &mut self.session,
+            true,
+            origin,
+            hints,
+            data,
+            &mut self.pdu,
+        );
         &self.pdu
     }
 
@@ -80,6 +94,31 @@ impl DecodeLoop {
             Event::Note { origin, diag } => f(Decoded::Note(&origin, &diag)),
         }
     }
+}
+
+/// Decodes one frame into `pdu`, learns from it when `learn` (else `session` is left as it is,
+/// for a frame that [`Session::may_learn_from`] rules out), checks it against the session and
+/// names its topic ids.
+pub fn decode_frame(
+    decoder: &mut Decoder,
+    session: &mut Arc<Session>,
+    learn: bool,
+    origin: Origin,
+    hints: &Hints,
+    data: &[u8],
+    pdu: &mut Pdu,
+) {
+    decoder.decode_frame_with(data, hints, pdu, &**session);
+    pdu.origin = origin;
+    // Also when the decoder stopped early (a frame too large to decode).
+    pdu.request_frame = hints.request_frame;
+    pdu.latency_ns = hints.latency_ns;
+    if learn && Session::may_learn_from(pdu.direction, pdu.api_key) {
+        Arc::make_mut(session).learn(pdu);
+    }
+    let found = session.check(pdu);
+    pdu.tree.diags.extend(found);
+    name_topic_ids(&pdu.tree, &**session, &mut pdu.topic_names);
 }
 
 /// Reads and decodes a whole capture.

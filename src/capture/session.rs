@@ -30,7 +30,7 @@ const MAX_BROKERS: usize = 4096;
 /// What one broker advertised: api key → (min, max).
 type Advertised = HashMap<i16, (i16, i16)>;
 
-#[derive(Default, Debug)]
+#[derive(Default, Debug, Clone)]
 pub struct Session {
     /// Keyed by the broker's address; a PDU without a connection (a hex dump) uses `None`.
     advertised: HashMap<Option<SocketAddr>, Advertised>,
@@ -78,26 +78,49 @@ impl Session {
 
     /// Learns from a decoded PDU and returns the diagnostics it earns.
     pub fn observe(&mut self, pdu: &Pdu) -> Vec<Diagnostic> {
-        let server = pdu.origin.conn.map(|c| c.server);
-        let (Some(key), Some(version)) = (pdu.api_key, pdu.api_version) else {
-            return Vec::new();
+        self.learn(pdu);
+        self.check(pdu)
+    }
+
+    /// Whether a frame with these hints may teach the session something: a response (or a
+    /// frame of unknown direction) of an API whose responses are learnt from. A frame for
+    /// which this is false leaves the session as it was, so it can be decoded against a
+    /// snapshot, on another thread.
+    pub fn may_learn_from(direction: Option<Direction>, api_key: Option<i16>) -> bool {
+        direction != Some(Direction::Request)
+            && matches!(
+                api_key,
+                Some(API_VERSIONS | METADATA | CREATE_TOPICS | DESCRIBE_TOPIC_PARTITIONS)
+            )
+    }
+
+    /// Learns what a decoded response says: advertised versions, topic names.
+    pub fn learn(&mut self, pdu: &Pdu) {
+        if pdu.direction != Some(Direction::Response)
+            || pdu.api_version.is_none()
+            || !Self::may_learn_from(pdu.direction, pdu.api_key)
+        {
+            return;
+        }
+        let Some(b) = body(&pdu.tree) else {
+            return;
         };
-        match pdu.direction {
-            Some(Direction::Request) => self.check_request(server, key, version),
-            Some(Direction::Response) => {
-                let Some(b) = body(&pdu.tree) else {
-                    return Vec::new();
-                };
-                match key {
-                    API_VERSIONS => self.learn_versions(server, &pdu.tree, b),
-                    METADATA | CREATE_TOPICS | DESCRIBE_TOPIC_PARTITIONS => {
-                        self.learn_topics(&pdu.tree, b)
-                    }
-                    _ => {}
-                }
-                Vec::new()
+        let server = pdu.origin.conn.map(|c| c.server);
+        match pdu.api_key {
+            Some(API_VERSIONS) => self.learn_versions(server, &pdu.tree, b),
+            _ => self.learn_topics(&pdu.tree, b),
+        }
+    }
+
+    /// The diagnostics a decoded PDU earns against what was learnt so far (requests at
+    /// versions their broker did not advertise).
+    pub fn check(&self, pdu: &Pdu) -> Vec<Diagnostic> {
+        let server = pdu.origin.conn.map(|c| c.server);
+        match (pdu.direction, pdu.api_key, pdu.api_version) {
+            (Some(Direction::Request), Some(key), Some(version)) => {
+                self.check_request(server, key, version)
             }
-            None => Vec::new(),
+            _ => Vec::new(),
         }
     }
 

@@ -5,6 +5,7 @@
 //! error diagnostic (filters narrow what counts, like grep); 2 when an input could not be read
 //! or the command line is wrong.
 
+use super::parallel::{Parallel, Style};
 use super::{Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use crate::capture::decoded::DecodeLoop;
 use crate::capture::{read_capture, CaptureOptions, Event};
@@ -21,6 +22,7 @@ use crate::wire::decode::RecordsOptions;
 use crate::wire::diag::{Diagnostic, Severity};
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -176,8 +178,44 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         color: use_color(g.color, tty),
         show_secrets: args.show_secrets,
     };
+    let filters = Filters {
+        api: filter,
+        streams: args.stream.clone(),
+        errors_only: args.errors_only,
+    };
+    let records = args.records.unwrap_or(if format == Format::Summary {
+        RecordsMode::Checked
+    } else {
+        RecordsMode::Batches
+    });
+    let records = RecordsOptions {
+        raw: records == RecordsMode::Raw,
+        as_type: args.as_type,
+        headers_only: records == RecordsMode::Checked,
+    };
+    // JSON Lines to a file or pipe decodes on two cores (see `parallel`); the other formats
+    // are quick to print, or meant for a terminal, and stay on one.
+    let mut par = None;
+    if !tty && format == Format::Jsonl && threads() > 1 {
+        if let Some(file) = stdout_file(&stdout) {
+            let style = Style {
+                json: crate::output::json::JsonOptions {
+                    annotate: args.annotate,
+                    show_secrets: args.show_secrets,
+                },
+                filters: filters.clone(),
+            };
+            par = Parallel::new(style, file, proto, records).ok();
+        }
+    }
     let printer = Printer::new(
-        io::BufWriter::with_capacity(1 << 18, output_sink(&stdout, tty)),
+        io::BufWriter::with_capacity(
+            1 << 18,
+            match par {
+                Some(_) => Box::new(io::sink()),
+                None => output_sink(&stdout, tty),
+            },
+        ),
         opts,
     );
     let _ = PROTO.set(proto);
@@ -186,10 +224,9 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         log_pdu: Pdu::default(),
         hints,
         no_prefix: args.no_size_prefix,
-        filter,
-        streams: args.stream.clone(),
-        errors_only: args.errors_only,
+        filters,
         printer,
+        par,
         input_name: None,
         errors: false,
         failed: false,
@@ -197,16 +234,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         no_clock: false,
         as_type: args.as_type,
     };
-    let records = args.records.unwrap_or(if format == Format::Summary {
-        RecordsMode::Checked
-    } else {
-        RecordsMode::Batches
-    });
-    run.dl.set_records(RecordsOptions {
-        raw: records == RecordsMode::Raw,
-        as_type: args.as_type,
-        headers_only: records == RecordsMode::Checked,
-    });
+    run.dl.set_records(records);
     let files: Vec<PathBuf> = if args.files.is_empty() {
         vec![PathBuf::from("-")]
     } else {
@@ -222,7 +250,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             break;
         }
         let name = f.to_string_lossy().to_string();
-        run.input_name = (files.len() > 1).then(|| name.clone());
+        run.input_name = (files.len() > 1).then(|| Arc::from(name.as_str()));
         run.dl.new_input();
         let reader: Box<dyn Read> = if name == "-" {
             Box::new(io::stdin().lock())
@@ -250,12 +278,17 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     }
     let Run {
         printer,
-        errors,
+        par,
+        mut errors,
         failed,
         out_closed,
         ..
     } = run;
-    if let Err(e) = printer.finish() {
+    let finished = match par {
+        Some(p) => p.finish().map(|e| errors |= e),
+        None => printer.finish().map(|_| ()),
+    };
+    if let Err(e) = finished {
         if e.kind() != io::ErrorKind::BrokenPipe && !out_closed {
             eprintln!("kinspect decode: writing the output: {e}");
             return EXIT_FAILURE;
@@ -277,11 +310,11 @@ struct Run<W: Write> {
     log_pdu: Pdu,
     hints: Hints,
     no_prefix: bool,
-    filter: Vec<i16>,
-    streams: Vec<u32>,
-    errors_only: bool,
+    filters: Filters,
     printer: Printer<W>,
-    input_name: Option<String>,
+    /// JSON on two cores (then `printer` is unused).
+    par: Option<Parallel>,
+    input_name: Option<Arc<str>>,
     /// Something shown carried an error diagnostic.
     errors: bool,
     /// An input could not be read.
@@ -366,13 +399,12 @@ impl<W: Write> Run<W> {
     /// Shows a tree that is not a Kafka message (a log batch): no API, so `--api-filter`
     /// hides it.
     fn tree(&mut self, origin: Origin, t: &crate::wire::tree::Tree) {
-        if self.out_closed || !self.filter.is_empty() || !self.streams.is_empty() {
+        if self.out_closed {
             return;
         }
-        let has_errors = t.has_errors();
-        if self.errors_only && !has_errors {
+        let Some(has_errors) = self.filters.tree_shown(t) else {
             return;
-        }
+        };
         self.errors |= has_errors;
         self.log_pdu = Pdu {
             origin,
@@ -380,7 +412,13 @@ impl<W: Write> Run<W> {
             ..Pdu::default()
         };
         self.log_pdu.tree.clone_from(t);
-        let r = self.printer.pdu(&self.log_pdu, self.input_name.as_deref());
+        let r = match &mut self.par {
+            Some(par) => {
+                let (pdu, input) = (&self.log_pdu, self.input_name.as_deref());
+                par.local(|style, text| style.pdu(pdu, input, text))
+            }
+            None => self.printer.pdu(&self.log_pdu, self.input_name.as_deref()),
+        };
         self.wrote(r);
     }
 
@@ -492,20 +530,17 @@ impl<W: Write> Run<W> {
             origin.ts_ns = None;
             hints.latency_ns = None;
         }
+        if let Some(par) = &mut self.par {
+            let r = par.frame(&mut self.dl, origin, hints, data, self.input_name.as_ref());
+            return self.wrote(r);
+        }
         // Every frame goes through the session, shown or not: a hidden ApiVersions or
         // Metadata response still decides what later frames mean.
         let pdu = self.dl.frame(origin, &hints, data);
         self.printer.clock(pdu.origin.ts_ns);
-        if !self.filter.is_empty() && !pdu.api_key.is_some_and(|k| self.filter.contains(&k)) {
+        let Some(has_errors) = self.filters.pdu_shown(pdu) else {
             return;
-        }
-        if !stream_shown(&self.streams, &pdu.origin) {
-            return;
-        }
-        let has_errors = pdu.tree.has_errors();
-        if self.errors_only && !has_errors {
-            return;
-        }
+        };
         self.errors |= has_errors;
         let r = self.printer.pdu(pdu, self.input_name.as_deref());
         self.wrote(r);
@@ -517,16 +552,19 @@ impl<W: Write> Run<W> {
             origin.ts_ns = None;
         }
         self.printer.clock(origin.ts_ns);
-        if self.out_closed || !self.filter.is_empty() || !stream_shown(&self.streams, &origin) {
+        if self.out_closed {
             return;
         }
-        let origin = &origin;
-        let is_error = d.severity == Severity::Error;
-        if self.errors_only && !is_error {
+        let Some(is_error) = self.filters.note_shown(&origin, d) else {
             return;
-        }
+        };
         self.errors |= is_error;
-        let r = self.printer.note(origin, d, self.input_name.as_deref());
+        let origin = &origin;
+        let input = self.input_name.as_deref();
+        let r = match &mut self.par {
+            Some(par) => par.local(|style, text| style.note(origin, d, input, text).map(|_| false)),
+            None => self.printer.note(origin, d, input),
+        };
         self.wrote(r);
     }
 
@@ -541,10 +579,45 @@ impl<W: Write> Run<W> {
     }
 }
 
-/// `--stream`: something with no connection (a hex frame, a file-level note) is shown only
-/// when no stream is asked for.
-fn stream_shown(streams: &[u32], o: &Origin) -> bool {
-    streams.is_empty() || o.conn.is_some_and(|c| streams.contains(&c.stream))
+/// What `--api-filter`, `--stream` and `--errors-only` let through.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Filters {
+    /// API keys shown (all when empty); things that are not Kafka messages are hidden by any.
+    pub api: Vec<i16>,
+    /// TCP connections shown (all when empty).
+    pub streams: Vec<u32>,
+    pub errors_only: bool,
+}
+
+impl Filters {
+    /// `--stream`: something with no connection (a hex frame, a file-level note) is shown only
+    /// when no stream is asked for.
+    fn stream_shown(&self, o: &Origin) -> bool {
+        self.streams.is_empty() || o.conn.is_some_and(|c| self.streams.contains(&c.stream))
+    }
+
+    /// `Some(has_errors)` when a decoded PDU is shown.
+    pub fn pdu_shown(&self, pdu: &Pdu) -> Option<bool> {
+        let api_shown = self.api.is_empty() || pdu.api_key.is_some_and(|k| self.api.contains(&k));
+        let has_errors = pdu.tree.has_errors();
+        (api_shown && self.stream_shown(&pdu.origin) && (has_errors || !self.errors_only))
+            .then_some(has_errors)
+    }
+
+    /// `Some(is_error)` when a capture note is shown.
+    fn note_shown(&self, origin: &Origin, d: &Diagnostic) -> Option<bool> {
+        let is_error = d.severity == Severity::Error;
+        (self.api.is_empty() && self.stream_shown(origin) && (is_error || !self.errors_only))
+            .then_some(is_error)
+    }
+
+    /// `Some(has_errors)` when a tree that is not a Kafka message (a log batch) is shown: it has
+    /// no API or connection, so `--api-filter` and `--stream` hide it.
+    fn tree_shown(&self, t: &crate::wire::tree::Tree) -> Option<bool> {
+        let has_errors = t.has_errors();
+        (self.api.is_empty() && self.streams.is_empty() && (has_errors || !self.errors_only))
+            .then_some(has_errors)
+    }
 }
 
 /// Whether a frame on its own (hex, raw) starts with its size prefix, when its bytes say so
@@ -639,13 +712,38 @@ impl<R> Drop for Progress<R> {
 /// `LineWriter` would search every buffer it is handed for newlines and copy it once more, which
 /// costs a sixth of the time of a JSON Lines dump.
 fn output_sink(stdout: &io::Stdout, tty: bool) -> Box<dyn Write> {
-    #[cfg(unix)]
-    if !tty {
-        use std::os::fd::AsFd;
-        if let Ok(fd) = stdout.as_fd().try_clone_to_owned() {
-            return Box::new(std::fs::File::from(fd));
-        }
+    match stdout_file(stdout).filter(|_| !tty) {
+        Some(f) => Box::new(f),
+        None => Box::new(stdout.lock()),
     }
-    let _ = tty;
-    Box::new(stdout.lock())
+}
+
+/// Threads to decode JSON Lines with: `KINSPECT_THREADS` (1 or 2), else 2 when the machine has
+/// two cores or more.
+fn threads() -> usize {
+    match std::env::var("KINSPECT_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get().min(2)),
+    }
+}
+
+/// Standard output as a plain file (a duplicate of fd 1), where the platform allows.
+fn stdout_file(stdout: &io::Stdout) -> Option<std::fs::File> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        return stdout
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .map(std::fs::File::from);
+    }
+    #[allow(unreachable_code)]
+    {
+        let _ = stdout;
+        None
+    }
 }

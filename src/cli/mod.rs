@@ -8,6 +8,7 @@ pub mod capture;
 pub mod corpus;
 pub mod decode;
 pub mod encode;
+mod parallel;
 pub mod stats;
 pub mod validate_schema;
 

@@ -102,6 +102,11 @@ impl Decoder {
         self.records = opts;
     }
 
+    /// How `records` fields decode.
+    pub fn records(&self) -> RecordsOptions {
+        self.records
+    }
+
     pub fn protocol(&self) -> &'static Protocol {
         self.proto
     }

@@ -1,0 +1,482 @@
+//! JSON Lines from two cores.
+//!
+//! The reading thread reads, reassembles and frames. While the worker thread is idle, the
+//! frames read are gathered into a batch for it (about [`BATCH_BYTES`], so that waking it is
+//! worth it); while it is busy, the reading thread decodes and prints frames itself. The worker
+//! decodes a batch, prints it into a buffer of its own and writes that to the output itself;
+//! meanwhile the reading thread keeps what it prints in its own buffer until the worker has
+//! written, so the output keeps the input's order. Each thread only ever writes memory of its
+//! own (text written into memory the other core touched last costs a cache miss per line), and
+//! one batch at most is at the worker, so memory stays flat.
+//!
+//! Only frames that cannot change the session go to the worker, with a snapshot of the session
+//! (see [`Session::may_learn_from`]): the few responses the session learns from are decoded on
+//! the reading thread, in order, so every frame is decoded against exactly the session a single
+//! thread would have.
+
+use super::decode::Filters;
+use crate::capture::decoded::{decode_frame, DecodeLoop};
+use crate::capture::session::Session;
+use crate::output::json::{self, JsonOptions};
+use crate::pdu::{Hints, Origin, Pdu};
+use crate::protocol::Protocol;
+use crate::wire::decode::{Decoder, RecordsOptions};
+use std::io::{self, Write};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// A batch for the worker is sent once its frames hold this many bytes (or
+/// [`BATCH_FRAMES`] frames): waking a thread costs tens of microseconds here.
+pub const BATCH_BYTES: usize = 256 << 10;
+const BATCH_FRAMES: usize = 256;
+/// The reading thread's own text is written once it holds this much (and the worker is idle).
+const WRITE_BYTES: usize = 256 << 10;
+/// While the worker is busy, the reading thread's text waits in its buffer; past this much, the
+/// reading thread waits for the worker instead.
+pub const MAX_WAITING_TEXT: usize = 8 << 20;
+
+/// How a decoded PDU becomes a line: filters, then the JSON printer.
+#[derive(Clone)]
+pub struct Style {
+    pub json: JsonOptions,
+    pub filters: Filters,
+}
+
+impl Style {
+    /// Prints `pdu` as a line into `text` if the filters show it; returns whether it is shown
+    /// with an error diagnostic.
+    pub fn pdu(&self, pdu: &Pdu, input: Option<&str>, text: &mut Vec<u8>) -> io::Result<bool> {
+        let Some(errors) = self.filters.pdu_shown(pdu) else {
+            return Ok(false);
+        };
+        json::write_pdu(text, pdu, input, &self.json)?;
+        text.push(b'\n');
+        Ok(errors)
+    }
+
+    /// Prints a capture note as a line (shown: the caller asked the filters).
+    pub fn note(
+        &self,
+        origin: &Origin,
+        d: &crate::wire::diag::Diagnostic,
+        input: Option<&str>,
+        text: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        json::write_note(text, origin, d, input)?;
+        text.push(b'\n');
+        Ok(())
+    }
+}
+
+/// Frames for the worker, back to back in `bytes`, with the session as it stands after the
+/// frame before the first (no frame of a batch changes it).
+#[derive(Default)]
+struct Job {
+    frames: Vec<(Origin, Hints, std::ops::Range<usize>)>,
+    bytes: Vec<u8>,
+    session: Option<Arc<Session>>,
+    input: Option<Arc<str>>,
+}
+
+/// The worker has written a batch (or failed to).
+struct Done {
+    job: Job,
+    /// Shown with an error diagnostic.
+    errors: bool,
+    written: io::Result<()>,
+}
+
+/// The reading thread's side.
+pub struct Parallel {
+    style: Style,
+    out: std::fs::File,
+    jobs: Option<SyncSender<Job>>,
+    done: Receiver<Done>,
+    worker: Option<JoinHandle<()>>,
+    /// When a batch is sent: [`BATCH_BYTES`] and [`BATCH_FRAMES`] (smaller in tests).
+    batch_bytes: usize,
+    batch_frames: usize,
+    /// A batch is at the worker: what is printed here waits in `mine`.
+    busy: bool,
+    mine: Vec<u8>,
+    /// The batch being gathered (the worker is idle).
+    batch: Job,
+    /// Something shown carried an error diagnostic.
+    pub errors: bool,
+}
+
+impl Parallel {
+    /// Starts the worker. Both threads write to `out` (a file or pipe), never at once.
+    pub fn new(
+        style: Style,
+        out: std::fs::File,
+        proto: &'static Protocol,
+        records: RecordsOptions,
+    ) -> io::Result<Parallel> {
+        let worker_out = out.try_clone()?;
+        let (jobs, job_rx) = mpsc::sync_channel::<Job>(1);
+        let (done_tx, done) = mpsc::channel::<Done>();
+        let worker_style = style.clone();
+        let worker = std::thread::Builder::new()
+            .name("kinspect-decode".into())
+            .spawn(move || work(proto, records, worker_style, worker_out, job_rx, done_tx))?;
+        Ok(Parallel {
+            style,
+            out,
+            jobs: Some(jobs),
+            done,
+            worker: Some(worker),
+            batch_bytes: BATCH_BYTES,
+            batch_frames: BATCH_FRAMES,
+            busy: false,
+            mine: Vec::with_capacity(WRITE_BYTES),
+            batch: Job::default(),
+            errors: false,
+        })
+    }
+
+    /// Decodes and prints a frame: in the worker's next batch when it is idle and the frame
+    /// cannot change the session, else here (through `dl`, which learns from it). Returns
+    /// whether it was decoded here.
+    pub fn frame(
+        &mut self,
+        dl: &mut DecodeLoop,
+        origin: Origin,
+        hints: Hints,
+        data: &[u8],
+        input: Option<&Arc<str>>,
+    ) -> io::Result<()> {
+        let (origin, hints) = if Session::may_learn_from(hints.direction, hints.api_key) {
+            (origin, hints)
+        } else {
+            match self.offer(origin, hints, data, &dl.snapshot(), input)? {
+                None => return Ok(()),
+                Some(back) => back,
+            }
+        };
+        let pdu = dl.frame(origin, &hints, data);
+        let input = input.map(|i| &**i);
+        self.local(|style, text| style.pdu(pdu, input, text))
+    }
+
+    /// Takes a frame that cannot change the session into the worker's next batch if the
+    /// worker is idle; otherwise gives the frame's origin and hints back for the caller to
+    /// decode it here.
+    fn offer(
+        &mut self,
+        origin: Origin,
+        hints: Hints,
+        data: &[u8],
+        session: &Arc<Session>,
+        input: Option<&Arc<str>>,
+    ) -> io::Result<Option<(Origin, Hints)>> {
+        self.poll(false)?;
+        // A batch holds frames of one input decoded against one session (a new input starts
+        // a new session).
+        let same = |b: &Job| {
+            b.session.as_ref().is_some_and(|s| Arc::ptr_eq(s, session))
+                && b.input.as_deref() == input.map(|i| &**i)
+        };
+        if !self.batch.frames.is_empty() && !same(&self.batch) {
+            self.send()?;
+        }
+        if self.busy || self.jobs.is_none() {
+            return Ok(Some((origin, hints)));
+        }
+        if self.batch.frames.is_empty() {
+            // Everything before the batch is written before the worker writes it.
+            self.write_mine()?;
+            self.batch.session = Some(Arc::clone(session));
+            self.batch.input = input.cloned();
+        }
+        let start = self.batch.bytes.len();
+        self.batch.bytes.extend_from_slice(data);
+        self.batch
+            .frames
+            .push((origin, hints, start..self.batch.bytes.len()));
+        if self.batch.bytes.len() >= self.batch_bytes
+            || self.batch.frames.len() >= self.batch_frames
+        {
+            self.send()?;
+        }
+        Ok(None)
+    }
+
+    /// Sends the batch gathered so far to the worker.
+    fn send(&mut self) -> io::Result<()> {
+        if self.batch.frames.is_empty() {
+            return Ok(());
+        }
+        let job = std::mem::take(&mut self.batch);
+        let sent = match &self.jobs {
+            Some(jobs) => jobs.send(job).is_ok(),
+            None => false,
+        };
+        if !sent {
+            self.jobs = None;
+            return Err(io::Error::other("the decoding thread stopped"));
+        }
+        self.busy = true;
+        Ok(())
+    }
+
+    /// Prints something here with `print` (which returns whether it carries errors), after
+    /// everything handed over so far.
+    pub fn local(
+        &mut self,
+        print: impl FnOnce(&Style, &mut Vec<u8>) -> io::Result<bool>,
+    ) -> io::Result<()> {
+        // What is printed here comes after the frames gathered so far.
+        self.send()?;
+        self.errors |= print(&self.style, &mut self.mine)?;
+        self.poll(self.mine.len() > MAX_WAITING_TEXT)?;
+        if !self.busy && self.mine.len() >= WRITE_BYTES {
+            self.write_mine()?;
+        }
+        Ok(())
+    }
+
+    /// Takes in the worker's answer, waiting for it when `wait`.
+    fn poll(&mut self, wait: bool) -> io::Result<()> {
+        if !self.busy {
+            return Ok(());
+        }
+        let d = if wait {
+            self.done.recv().ok()
+        } else {
+            match self.done.try_recv() {
+                Ok(d) => Some(d),
+                Err(mpsc::TryRecvError::Empty) => return Ok(()),
+                Err(mpsc::TryRecvError::Disconnected) => None,
+            }
+        };
+        self.busy = false;
+        let Some(d) = d else {
+            return Err(io::Error::other("the decoding thread stopped"));
+        };
+        self.errors |= d.errors;
+        // The batch's buffers come back for the next one.
+        let mut job = d.job;
+        job.frames.clear();
+        job.bytes.clear();
+        job.session = None;
+        job.input = None;
+        self.batch = job;
+        d.written?;
+        // What waited behind the worker's frame may go now.
+        if self.mine.len() >= WRITE_BYTES {
+            self.write_mine()?;
+        }
+        Ok(())
+    }
+
+    fn write_mine(&mut self) -> io::Result<()> {
+        if !self.mine.is_empty() {
+            self.out.write_all(&self.mine)?;
+            self.mine.clear();
+        }
+        Ok(())
+    }
+
+    /// Waits for the worker and writes everything.
+    pub fn finish(mut self) -> io::Result<bool> {
+        self.send()?;
+        self.poll(true)?;
+        self.write_mine()?;
+        self.jobs = None;
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+        self.out.flush()?;
+        Ok(self.errors)
+    }
+}
+
+/// The worker: decodes each frame against its session snapshot, prints it into its own buffer
+/// and writes it.
+fn work(
+    proto: &'static Protocol,
+    records: RecordsOptions,
+    style: Style,
+    mut out: std::fs::File,
+    jobs: Receiver<Job>,
+    done: Sender<Done>,
+) {
+    let mut decoder = Decoder::new(proto);
+    decoder.set_records(records);
+    let mut pdu = Pdu::default();
+    let mut text = Vec::new();
+    for job in jobs {
+        let mut session = job.session.clone().unwrap_or_default();
+        text.clear();
+        let mut errors = false;
+        for (origin, hints, range) in &job.frames {
+            let frame = job.bytes.get(range.clone()).unwrap_or_default();
+            decode_frame(
+                &mut decoder,
+                &mut session,
+                false,
+                origin.clone(),
+                hints,
+                frame,
+                &mut pdu,
+            );
+            // Printing into a vector cannot fail.
+            errors |= style
+                .pdu(&pdu, job.input.as_deref(), &mut text)
+                .unwrap_or(false);
+        }
+        let written = out.write_all(&text);
+        let d = Done {
+            job,
+            errors,
+            written,
+        };
+        if done.send(d).is_err() {
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::{read_capture, CaptureOptions, Event};
+    use crate::output::{Format, Options, Printer};
+    use std::path::PathBuf;
+
+    fn captures() -> Vec<PathBuf> {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("captures");
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "pcap"))
+            .collect();
+        v.sort();
+        assert!(v.len() >= 10, "the bundled captures are missing");
+        v
+    }
+
+    fn opts() -> CaptureOptions {
+        CaptureOptions {
+            is_known_request: Some(crate::capture::decoded::builtin_known_request),
+            ..CaptureOptions::default()
+        }
+    }
+
+    /// The one-thread printer over the same inputs: the oracle.
+    fn one_thread(inputs: &[(PathBuf, Option<Arc<str>>)]) -> (Vec<u8>, bool) {
+        let o = Options {
+            format: Format::Jsonl,
+            annotate: false,
+            color: false,
+            show_secrets: false,
+        };
+        let mut p = Printer::new(Vec::new(), o);
+        let mut dl = DecodeLoop::new(crate::protocol::builtin());
+        let mut errors = false;
+        for (path, name) in inputs {
+            dl.new_input();
+            let f = std::fs::File::open(path).unwrap();
+            read_capture(f, &opts(), &mut |ev| match ev {
+                Event::Frame {
+                    origin,
+                    hints,
+                    data,
+                } => {
+                    let pdu = dl.frame(origin, &hints, data);
+                    errors |= pdu.tree.has_errors();
+                    p.pdu(pdu, name.as_deref()).unwrap();
+                }
+                Event::Note { origin, diag } => {
+                    errors |= diag.is_error();
+                    p.note(&origin, &diag, name.as_deref()).unwrap();
+                }
+            })
+            .unwrap();
+        }
+        (p.finish().unwrap(), errors)
+    }
+
+    fn two_threads(
+        inputs: &[(PathBuf, Option<Arc<str>>)],
+        batch_frames: usize,
+        batch_bytes: usize,
+    ) -> (Vec<u8>, bool) {
+        let out_path = std::env::temp_dir().join(format!(
+            "kinspect-parallel-{}-{batch_frames}-{batch_bytes}-{}.jsonl",
+            std::process::id(),
+            inputs.len()
+        ));
+        let out = std::fs::File::create(&out_path).unwrap();
+        let style = Style {
+            json: JsonOptions::default(),
+            filters: Filters::default(),
+        };
+        let proto = crate::protocol::builtin();
+        let mut par = Parallel::new(style, out, proto, RecordsOptions::default()).unwrap();
+        par.batch_frames = batch_frames;
+        par.batch_bytes = batch_bytes;
+        let mut dl = DecodeLoop::new(proto);
+        for (path, name) in inputs {
+            dl.new_input();
+            let f = std::fs::File::open(path).unwrap();
+            read_capture(f, &opts(), &mut |ev| match ev {
+                Event::Frame {
+                    origin,
+                    hints,
+                    data,
+                } => par
+                    .frame(&mut dl, origin, hints, data, name.as_ref())
+                    .unwrap(),
+                Event::Note { origin, diag } => {
+                    let input = name.as_deref();
+                    par.local(|s, text| {
+                        s.note(&origin, &diag, input, text).map(|_| diag.is_error())
+                    })
+                    .unwrap()
+                }
+            })
+            .unwrap();
+        }
+        let errors = par.finish().unwrap();
+        let text = std::fs::read(&out_path).unwrap();
+        let _ = std::fs::remove_file(&out_path);
+        (text, errors)
+    }
+
+    /// Every bundled capture alone, and all of them as successive inputs (a session each),
+    /// with batches of 1, 2, 3 and 7 frames and of 4 KiB: two threads print exactly what one
+    /// does, and agree on whether anything carried an error.
+    #[test]
+    fn two_threads_print_what_one_does() {
+        let caps = captures();
+        let mut runs: Vec<Vec<(PathBuf, Option<Arc<str>>)>> =
+            caps.iter().map(|p| vec![(p.clone(), None)]).collect();
+        runs.push(
+            caps.iter()
+                .map(|p| (p.clone(), Some(Arc::from(p.to_string_lossy().as_ref()))))
+                .collect(),
+        );
+        for inputs in &runs {
+            let (want, want_errors) = one_thread(inputs);
+            assert!(!want.is_empty());
+            for (frames, bytes) in [
+                (1, BATCH_BYTES),
+                (2, BATCH_BYTES),
+                (3, 4096),
+                (7, 4096),
+                (BATCH_FRAMES, BATCH_BYTES),
+            ] {
+                let (got, errors) = two_threads(inputs, frames, bytes);
+                assert!(
+                    got == want,
+                    "{:?} with batches of {frames} frames / {bytes} bytes: output differs",
+                    inputs.iter().map(|i| &i.0).collect::<Vec<_>>()
+                );
+                assert_eq!(errors, want_errors);
+            }
+        }
+    }
+}
