@@ -74,27 +74,25 @@ fn write_str_from<W: Write + ?Sized>(w: &mut W, s: &str, clean: usize) -> io::Re
     w.write_all(b"\"")
 }
 
-/// Writes `,"name":` (the comma when `comma`): in one piece when the name is short and needs no
-/// escaping, as every schema name does, since members are most of what the printer writes.
+/// Writes `,"name":` (the comma when `comma`). Members are most of what the printer writes:
+/// a clean name (every schema name) is copied as is between constant pieces, which compile to
+/// plain stores.
 fn write_key<W: Write + ?Sized>(w: &mut W, name: &str, comma: bool) -> io::Result<()> {
-    const MAX: usize = 64;
     let b = name.as_bytes();
-    if b.len() <= MAX && clean_prefix::<false>(b) == b.len() {
-        let mut buf = [0u8; MAX + 4];
-        let start = usize::from(comma);
-        buf[0] = b',';
-        buf[start] = b'"';
-        let end = start + 1 + b.len();
-        buf[start + 1..end].copy_from_slice(b);
-        buf[end] = b'"';
-        buf[end + 1] = b':';
-        return w.write_all(&buf[..end + 2]);
+    if clean_prefix::<false>(b) != b.len() {
+        if comma {
+            w.write_all(b",")?;
+        }
+        write_str(w, name)?;
+        return w.write_all(b":");
     }
     if comma {
-        w.write_all(b",")?;
+        w.write_all(b",\"")?;
+    } else {
+        w.write_all(b"\"")?;
     }
-    write_str(w, name)?;
-    w.write_all(b":")
+    w.write_all(b)?;
+    w.write_all(b"\":")
 }
 
 /// Whether `write_str` escapes byte `b` (control characters, `"`, `\\`, DEL); with `ASCII`,
