@@ -4,7 +4,7 @@
 # Needs a release build (cargo build --release) and tshark. Prints wall seconds, peak RSS and
 # the ratios the project targets: `decode --format summary` vs tshark's field dump, `decode
 # --format jsonl` vs `tshark -T json`, plus `stats`, and `cat` reading the file as the floor.
-# kinspect's runs are repeated before and after tshark's, which run once, and their median is used.
+# Each command runs several times, interleaved, and its median time is used (about 3 minutes).
 set -u
 PCAP=${1:?usage: benches/vs-tshark.sh BIG.pcap}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,9 +13,9 @@ BIN=${KINSPECT:-${CARGO_TARGET_DIR:-$ROOT/target}/release/kinspect}
 command -v tshark >/dev/null || { echo "tshark is needed for the comparison" >&2; exit 2; }
 PORTS='tcp.port==19092,kafka -d tcp.port==19093,kafka -d tcp.port==19094,kafka'
 
-# The machine is shared and its speed drifts by a third from one minute to the next, so
-# kinspect's short runs are repeated before and after tshark's long ones (which average the
-# drift out) and their median is compared.
+# The machine is shared and its speed drifts by a third from one minute to the next, so every
+# command runs several times, kinspect's before, between and after tshark's two, and medians
+# are compared.
 DIR=$(mktemp -d); trap 'rm -rf "$DIR"' EXIT
 
 # measure NAME N CMD...: runs CMD N times, output discarded; appends "seconds KiB" lines.
@@ -39,23 +39,26 @@ report() {
 }
 
 echo "capture: $PCAP ($(du -h "$PCAP" | cut -f1))" >&2
-for k in 1 2; do
+for k in 1 2 3; do
   measure cat 2 cat "$PCAP"
   measure stats 2 "$BIN" stats "$PCAP"
   measure summary 2 "$BIN" decode --format summary "$PCAP"
   measure jsonl 3 "$BIN" decode --format jsonl "$PCAP"
-  [ $k = 1 ] && measure tshark-fields 1 tshark -r "$PCAP" -d $PORTS -Y kafka -T fields -e frame.number -e kafka.api_key -e kafka.api_version -e kafka.correlation_id
-  [ $k = 1 ] && measure tshark-json 1 tshark -r "$PCAP" -d $PORTS -Y kafka -T json
+  measure jsonl1 2 env KINSPECT_THREADS=1 "$BIN" decode --format jsonl "$PCAP"
+  [ $k = 3 ] && break
+  measure tshark-fields 1 tshark -r "$PCAP" -d $PORTS -Y kafka -T fields -e frame.number -e kafka.api_key -e kafka.api_version -e kafka.correlation_id
+  measure tshark-json 1 tshark -r "$PCAP" -d $PORTS -Y kafka -T json
 done
 CAT=$(report cat "cat (reading the file)")
 K_STATS=$(report stats "kinspect stats")
 K_SUM=$(report summary "kinspect decode summary")
 K_JSONL=$(report jsonl "kinspect decode jsonl")
+K_JSONL1=$(report jsonl1 "  the same on one thread")
 T_FIELDS=$(report tshark-fields "tshark -T fields")
 T_JSON=$(report tshark-json "tshark -T json")
 ratio() { awk -v a="${1% *}" -v b="${2% *}" 'BEGIN { if (a > 0) printf "%.1fx", b / a; else print "n/a" }'; }
 echo "stats vs tshark fields:   $(ratio "$K_STATS" "$T_FIELDS")" >&2
 echo "summary vs tshark fields: $(ratio "$K_SUM" "$T_FIELDS") (target >= 10x)" >&2
-echo "jsonl vs tshark json:     $(ratio "$K_JSONL" "$T_JSON") (target >= 50x)" >&2
+echo "jsonl vs tshark json:     $(ratio "$K_JSONL" "$T_JSON") (target >= 50x; one thread $(ratio "$K_JSONL1" "$T_JSON"))" >&2
 echo "cat vs summary, jsonl:    $(ratio "$K_SUM" "$CAT"), $(ratio "$K_JSONL" "$CAT") (cat's time / kinspect's)" >&2
 exit 0

@@ -28,7 +28,7 @@ use std::thread::JoinHandle;
 
 /// A batch for the worker is sent once its frames hold this many bytes (or
 /// [`BATCH_FRAMES`] frames): waking a thread costs tens of microseconds here.
-pub const BATCH_BYTES: usize = 256 << 10;
+pub const BATCH_BYTES: usize = 64 << 10;
 const BATCH_FRAMES: usize = 256;
 /// The reading thread's own text is written once it holds this much (and the worker is idle).
 const WRITE_BYTES: usize = 256 << 10;
