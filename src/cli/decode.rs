@@ -33,7 +33,8 @@ pub struct Args {
     /// Force the kind of input instead of detecting it.
     #[arg(long, value_enum, value_name = "KIND")]
     pub input: Option<InputKind>,
-    /// Output format (default: tree on a terminal, jsonl otherwise).
+    /// Output format (default: tree on a terminal, jsonl otherwise). JSON Lines to a file or
+    /// pipe decodes on two threads; `KINSPECT_THREADS=1` keeps one (same output).
     #[arg(long, short = 'f', value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
     /// JSON: give every field its byte offset and length.
