@@ -365,6 +365,19 @@ mod tests {
         }
     }
 
+    /// Reads each input in turn (a new session each) and hands every event to `on`.
+    fn replay(
+        inputs: &[(PathBuf, Option<Arc<str>>)],
+        dl: &mut DecodeLoop,
+        on: &mut dyn FnMut(&mut DecodeLoop, Event<'_>, Option<&Arc<str>>),
+    ) {
+        for (path, name) in inputs {
+            dl.new_input();
+            let f = std::fs::File::open(path).unwrap();
+            read_capture(f, &opts(), &mut |ev| on(dl, ev, name.as_ref())).unwrap();
+        }
+    }
+
     /// The one-thread printer over the same inputs: the oracle.
     fn one_thread(inputs: &[(PathBuf, Option<Arc<str>>)]) -> (Vec<u8>, bool) {
         let o = Options {
@@ -376,26 +389,21 @@ mod tests {
         let mut p = Printer::new(Vec::new(), o);
         let mut dl = DecodeLoop::new(crate::protocol::builtin());
         let mut errors = false;
-        for (path, name) in inputs {
-            dl.new_input();
-            let f = std::fs::File::open(path).unwrap();
-            read_capture(f, &opts(), &mut |ev| match ev {
-                Event::Frame {
-                    origin,
-                    hints,
-                    data,
-                } => {
-                    let pdu = dl.frame(origin, &hints, data);
-                    errors |= pdu.tree.has_errors();
-                    p.pdu(pdu, name.as_deref()).unwrap();
-                }
-                Event::Note { origin, diag } => {
-                    errors |= diag.is_error();
-                    p.note(&origin, &diag, name.as_deref()).unwrap();
-                }
-            })
-            .unwrap();
-        }
+        replay(inputs, &mut dl, &mut |dl, ev, name| match ev {
+            Event::Frame {
+                origin,
+                hints,
+                data,
+            } => {
+                let pdu = dl.frame(origin, &hints, data);
+                errors |= pdu.tree.has_errors();
+                p.pdu(pdu, name.map(|n| &**n)).unwrap();
+            }
+            Event::Note { origin, diag } => {
+                errors |= diag.is_error();
+                p.note(&origin, &diag, name.map(|n| &**n)).unwrap();
+            }
+        });
         (p.finish().unwrap(), errors)
     }
 
@@ -419,27 +427,18 @@ mod tests {
         par.batch_frames = batch_frames;
         par.batch_bytes = batch_bytes;
         let mut dl = DecodeLoop::new(proto);
-        for (path, name) in inputs {
-            dl.new_input();
-            let f = std::fs::File::open(path).unwrap();
-            read_capture(f, &opts(), &mut |ev| match ev {
-                Event::Frame {
-                    origin,
-                    hints,
-                    data,
-                } => par
-                    .frame(&mut dl, origin, hints, data, name.as_ref())
-                    .unwrap(),
-                Event::Note { origin, diag } => {
-                    let input = name.as_deref();
-                    par.local(|s, text| {
-                        s.note(&origin, &diag, input, text).map(|_| diag.is_error())
-                    })
+        replay(inputs, &mut dl, &mut |dl, ev, name| match ev {
+            Event::Frame {
+                origin,
+                hints,
+                data,
+            } => par.frame(dl, origin, hints, data, name).unwrap(),
+            Event::Note { origin, diag } => {
+                let input = name.map(|n| &**n);
+                par.local(|s, text| s.note(&origin, &diag, input, text).map(|_| diag.is_error()))
                     .unwrap()
-                }
-            })
-            .unwrap();
-        }
+            }
+        });
         let errors = par.finish().unwrap();
         let text = std::fs::read(&out_path).unwrap();
         let _ = std::fs::remove_file(&out_path);
