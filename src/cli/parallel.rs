@@ -365,12 +365,11 @@ mod tests {
         }
     }
 
+    /// What to do with each event of a replay: (decoder, event, input name).
+    type OnEvent<'a> = dyn FnMut(&mut DecodeLoop, Event<'_>, Option<&Arc<str>>) + 'a;
+
     /// Reads each input in turn (a new session each) and hands every event to `on`.
-    fn replay(
-        inputs: &[(PathBuf, Option<Arc<str>>)],
-        dl: &mut DecodeLoop,
-        on: &mut dyn FnMut(&mut DecodeLoop, Event<'_>, Option<&Arc<str>>),
-    ) {
+    fn replay(inputs: &[(PathBuf, Option<Arc<str>>)], dl: &mut DecodeLoop, on: &mut OnEvent<'_>) {
         for (path, name) in inputs {
             dl.new_input();
             let f = std::fs::File::open(path).unwrap();
