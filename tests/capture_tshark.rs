@@ -244,8 +244,11 @@ fn every_tshark_pdu_found_by_content_alone() {
     check_all(false);
 }
 
+/// A frame read from a capture: first frame, last frame, timestamp, bytes.
+type FrameSeen = (Option<u64>, Option<u64>, Option<i64>, Vec<u8>);
+
 /// Frames (origin and bytes) read from a capture file.
-fn frames_of(bytes: &[u8]) -> Vec<(Option<u64>, Option<u64>, Option<i64>, Vec<u8>)> {
+fn frames_of(bytes: &[u8]) -> Vec<FrameSeen> {
     let mut v = Vec::new();
     read_capture(bytes, &CaptureOptions::default(), &mut |ev| {
         if let Event::Frame { origin, data, .. } = ev {
