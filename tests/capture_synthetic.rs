@@ -713,13 +713,7 @@ fn sasl_tokens_decode_as_tokens_without_errors() {
         &mut |d| {
             if let Decoded::Pdu(p) = d {
                 let token = p.tree.child(0, "token").is_some();
-                let errors: Vec<String> = p
-                    .tree
-                    .diags
-                    .iter()
-                    .filter(|d| d.is_error())
-                    .map(|d| d.to_string())
-                    .collect();
+                let errors: Vec<String> = p.tree.errors().map(|d| d.to_string()).collect();
                 seen.push((p.api_key, token, errors));
             }
         },

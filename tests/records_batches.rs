@@ -72,11 +72,7 @@ fn fix_crc(b: &mut [u8]) {
 }
 
 fn errors(t: &Tree) -> Vec<&'static str> {
-    t.diags
-        .iter()
-        .filter(|d| d.is_error())
-        .map(|d| d.code)
-        .collect()
+    t.errors().map(|d| d.code).collect()
 }
 
 fn real_batch(capture: &str, codec: &str) -> Vec<u8> {

@@ -140,7 +140,7 @@ fn a_flipped_value_byte_is_a_crc_mismatch_and_the_message_is_still_shown() {
     assert_eq!(&bytes[36..40], b"valu");
     bytes[36] ^= 0x20;
     let t = decode(&bytes, &RecordsContext::default());
-    let d: Vec<_> = t.diags.iter().filter(|d| d.is_error()).collect();
+    let d: Vec<_> = t.errors().collect();
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(
         (d[0].code, d[0].offset, d[0].path.as_str()),
@@ -177,11 +177,7 @@ fn a_message_cut_short_is_partial_in_a_fetch_and_truncated_elsewhere() {
     t.check_tiling(0).unwrap();
     let t = decode(cut, &RecordsContext::default());
     assert_eq!(
-        t.diags
-            .iter()
-            .filter(|d| d.is_error())
-            .map(|d| d.code)
-            .collect::<Vec<_>>(),
+        t.errors().map(|d| d.code).collect::<Vec<_>>(),
         vec!["truncated"]
     );
 }

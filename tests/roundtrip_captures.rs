@@ -96,13 +96,7 @@ fn every_captured_frame_decodes_cleanly_and_encodes_back_to_the_same_bytes() {
                 .iter()
                 .find(|k| k.0 == name && k.1 == f.frame)
                 .map(|k| k.2);
-            let codes: Vec<&str> = pdu
-                .tree
-                .diags
-                .iter()
-                .filter(|d| d.is_error())
-                .map(|d| d.code)
-                .collect();
+            let codes: Vec<&str> = pdu.tree.errors().map(|d| d.code).collect();
             if let Some(code) = known {
                 if codes != [code] {
                     failures.push(format!("{ctx}: expected exactly {code}, got {codes:?}"));

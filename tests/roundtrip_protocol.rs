@@ -83,13 +83,7 @@ fn every_api_version_and_direction_decodes_and_round_trips_as_a_frame() {
                         },
                     };
                     dec.decode_frame(&bytes, &hints, &mut pdu);
-                    let errs: Vec<String> = pdu
-                        .tree
-                        .diags
-                        .iter()
-                        .filter(|d| d.is_error())
-                        .map(|d| d.to_string())
-                        .collect();
+                    let errs: Vec<String> = pdu.tree.errors().map(|d| d.to_string()).collect();
                     if !errs.is_empty() {
                         failures.push(format!("{ctx}: {}", errs.join("; ")));
                         break;

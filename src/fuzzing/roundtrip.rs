@@ -101,13 +101,7 @@ pub fn roundtrip(data: &[u8]) {
     DECODER.with(|d| {
         let (dec, pdu) = &mut *d.borrow_mut();
         dec.decode_frame(&bytes, &hints, pdu);
-        let errors: Vec<String> = pdu
-            .tree
-            .diags
-            .iter()
-            .filter(|d| d.is_error())
-            .map(|d| d.to_string())
-            .collect();
+        let errors: Vec<String> = pdu.tree.errors().map(|d| d.to_string()).collect();
         assert!(
             errors.is_empty(),
             "{what}: errors decoding what was encoded: {}\n bytes {}\n json {want}",

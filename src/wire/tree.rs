@@ -219,8 +219,13 @@ impl Tree {
             .find(|&c| self.nodes[c as usize].name == name)
     }
 
+    /// The diagnostics of severity error.
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diags.iter().filter(|d| d.is_error())
+    }
+
     pub fn has_errors(&self) -> bool {
-        self.diags.iter().any(|d| d.is_error())
+        self.errors().next().is_some()
     }
 
     /// Checks the "every byte accounted for once" property for the subtree at `id`: children
