@@ -209,16 +209,13 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             par = Parallel::new(style, file, proto, records).ok();
         }
     }
-    let printer = Printer::new(
-        io::BufWriter::with_capacity(
-            1 << 18,
-            match par {
-                Some(_) => Box::new(io::sink()),
-                None => output_sink(&stdout, tty),
-            },
-        ),
-        opts,
-    );
+    let out = match par {
+        Some(p) => Out::Two(Box::new(p)),
+        None => Out::One(Printer::new(
+            io::BufWriter::with_capacity(1 << 18, output_sink(&stdout, tty)),
+            opts,
+        )),
+    };
     let _ = PROTO.set(proto);
     let mut run = Run {
         dl: DecodeLoop::new(proto),
@@ -226,8 +223,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         hints,
         no_prefix: args.no_size_prefix,
         filters,
-        printer,
-        par,
+        out,
         input_name: None,
         errors: false,
         failed: false,
@@ -278,16 +274,15 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         }
     }
     let Run {
-        printer,
-        par,
+        out,
         mut errors,
         failed,
         out_closed,
         ..
     } = run;
-    let finished = match par {
-        Some(p) => p.finish().map(|e| errors |= e),
-        None => printer.finish().map(|_| ()),
+    let finished = match out {
+        Out::Two(p) => p.finish().map(|e| errors |= e),
+        Out::One(printer) => printer.finish().map(|_| ()),
     };
     if let Err(e) = finished {
         if e.kind() != io::ErrorKind::BrokenPipe && !out_closed {
@@ -304,6 +299,14 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     }
 }
 
+/// Where shown PDUs and notes go.
+enum Out<W: Write> {
+    /// Printed on this thread.
+    One(Printer<W>),
+    /// JSON Lines decoded and printed on two threads.
+    Two(Box<Parallel>),
+}
+
 struct Run<W: Write> {
     /// Decoding and the session (negotiated versions, topic ids), shared with `stats`.
     dl: DecodeLoop,
@@ -312,9 +315,7 @@ struct Run<W: Write> {
     hints: Hints,
     no_prefix: bool,
     filters: Filters,
-    printer: Printer<W>,
-    /// JSON on two cores (then `printer` is unused).
-    par: Option<Parallel>,
+    out: Out<W>,
     input_name: Option<Arc<str>>,
     /// Something shown carried an error diagnostic.
     errors: bool,
@@ -413,12 +414,10 @@ impl<W: Write> Run<W> {
             ..Pdu::default()
         };
         self.log_pdu.tree.clone_from(t);
-        let r = match &mut self.par {
-            Some(par) => {
-                let (pdu, input) = (&self.log_pdu, self.input_name.as_deref());
-                par.local(|style, text| style.pdu(pdu, input, text))
-            }
-            None => self.printer.pdu(&self.log_pdu, self.input_name.as_deref()),
+        let (pdu, input) = (&self.log_pdu, self.input_name.as_deref());
+        let r = match &mut self.out {
+            Out::Two(par) => par.local(|style, text| style.pdu(pdu, input, text)),
+            Out::One(printer) => printer.pdu(pdu, input),
         };
         self.wrote(r);
     }
@@ -531,19 +530,22 @@ impl<W: Write> Run<W> {
             origin.ts_ns = None;
             hints.latency_ns = None;
         }
-        if let Some(par) = &mut self.par {
-            let r = par.frame(&mut self.dl, origin, hints, data, self.input_name.as_ref());
-            return self.wrote(r);
-        }
+        let printer = match &mut self.out {
+            Out::Two(par) => {
+                let r = par.frame(&mut self.dl, origin, hints, data, self.input_name.as_ref());
+                return self.wrote(r);
+            }
+            Out::One(printer) => printer,
+        };
         // Every frame goes through the session, shown or not: a hidden ApiVersions or
         // Metadata response still decides what later frames mean.
         let pdu = self.dl.frame(origin, &hints, data);
-        self.printer.clock(pdu.origin.ts_ns);
+        printer.clock(pdu.origin.ts_ns);
         let Some(has_errors) = self.filters.pdu_shown(pdu) else {
             return;
         };
         self.errors |= has_errors;
-        let r = self.printer.pdu(pdu, self.input_name.as_deref());
+        let r = printer.pdu(pdu, self.input_name.as_deref());
         self.wrote(r);
     }
 
@@ -552,7 +554,9 @@ impl<W: Write> Run<W> {
         if self.no_clock {
             origin.ts_ns = None;
         }
-        self.printer.clock(origin.ts_ns);
+        if let Out::One(printer) = &mut self.out {
+            printer.clock(origin.ts_ns);
+        }
         if self.out_closed {
             return;
         }
@@ -562,9 +566,11 @@ impl<W: Write> Run<W> {
         self.errors |= is_error;
         let origin = &origin;
         let input = self.input_name.as_deref();
-        let r = match &mut self.par {
-            Some(par) => par.local(|style, text| style.note(origin, d, input, text).map(|_| false)),
-            None => self.printer.note(origin, d, input),
+        let r = match &mut self.out {
+            Out::Two(par) => {
+                par.local(|style, text| style.note(origin, d, input, text).map(|_| false))
+            }
+            Out::One(printer) => printer.note(origin, d, input),
         };
         self.wrote(r);
     }
