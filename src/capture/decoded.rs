@@ -48,10 +48,10 @@ impl DecodeLoop {
         &self.session
     }
 
-    /// The session as it stands, for decoding frames that cannot change it elsewhere (see
-    /// [`Session::may_learn_from`]).
-    pub fn snapshot(&self) -> Arc<Session> {
-        Arc::clone(&self.session)
+    /// The session as it stands, to be cloned as a snapshot for decoding frames that cannot
+    /// change it elsewhere (see [`Session::may_learn_from`]).
+    pub fn shared_session(&self) -> &Arc<Session> {
+        &self.session
     }
 
     /// How frames decode, for a decoder of its own elsewhere.

@@ -150,7 +150,7 @@ impl Parallel {
         let (origin, hints) = if Session::may_learn_from(hints.direction, hints.api_key) {
             (origin, hints)
         } else {
-            match self.offer(origin, hints, data, &dl.snapshot(), input)? {
+            match self.offer(origin, hints, data, dl.shared_session(), input)? {
                 None => return Ok(()),
                 Some(back) => back,
             }
