@@ -5,7 +5,8 @@
 //! worth it); while it is busy, the reading thread decodes and prints frames itself. The worker
 //! decodes a batch, prints it into a buffer of its own and writes that to the output itself;
 //! meanwhile the reading thread keeps what it prints in its own buffer until the worker has
-//! written, so the output keeps the input's order. Each thread only ever writes memory of its
+//! written (waiting for it past [`MAX_WAITING_TEXT`]), so the output keeps the input's order.
+//! Text goes out in pieces as it is printed ([`Spill`]): one PDU's text is never held whole. Each thread only ever writes memory of its
 //! own (text written into memory the other core touched last costs a cache miss per line), and
 //! one batch at most is at the worker, so memory stays flat.
 //!
@@ -46,25 +47,77 @@ pub struct Style {
 impl Style {
     /// Prints `pdu` as a line into `text` if the filters show it; returns whether it is shown
     /// with an error diagnostic.
-    pub fn pdu(&self, pdu: &Pdu, input: Option<&str>, text: &mut Vec<u8>) -> io::Result<bool> {
+    pub fn pdu<W: Write>(&self, pdu: &Pdu, input: Option<&str>, text: &mut W) -> io::Result<bool> {
         let Some(errors) = self.filters.pdu_shown(pdu) else {
             return Ok(false);
         };
         json::write_pdu(text, pdu, input, &self.json)?;
-        text.push(b'\n');
+        text.write_all(b"\n")?;
         Ok(errors)
     }
 
     /// Prints a capture note as a line (shown: the caller asked the filters).
-    pub fn note(
+    pub fn note<W: Write>(
         &self,
         origin: &Origin,
         d: &crate::wire::diag::Diagnostic,
         input: Option<&str>,
-        text: &mut Vec<u8>,
+        text: &mut W,
     ) -> io::Result<()> {
         json::write_note(text, origin, d, input)?;
-        text.push(b'\n');
+        text.write_all(b"\n")
+    }
+}
+
+/// Text on its way to the output. It is buffered and written in pieces of [`WRITE_BYTES`] as it
+/// is printed when this thread may write, so that no PDU's text is ever held whole (a
+/// decompressed record value of control bytes prints six times its size). The reading thread
+/// may not write while the worker has a batch: past [`MAX_WAITING_TEXT`] it waits for the
+/// worker to finish, keeps its answer in `arrived`, and writes from then on.
+pub struct Spill<'a> {
+    buf: &'a mut Vec<u8>,
+    out: &'a mut std::fs::File,
+    behind: Option<(&'a Receiver<Done>, &'a mut Option<Done>)>,
+}
+
+impl Write for Spill<'_> {
+    #[inline]
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.write_all(b)?;
+        Ok(b.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, b: &[u8]) -> io::Result<()> {
+        self.buf.extend_from_slice(b);
+        let limit = if self.behind.is_some() {
+            MAX_WAITING_TEXT
+        } else {
+            WRITE_BYTES
+        };
+        if self.buf.len() >= limit {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Spill<'_> {
+    #[cold]
+    fn spill(&mut self) -> io::Result<()> {
+        if let Some((done, arrived)) = self.behind.take() {
+            // (A failure of the worker's is reported from `arrived`.)
+            let d = done
+                .recv()
+                .map_err(|_| io::Error::other("the decoding thread stopped"))?;
+            *arrived = Some(d);
+        }
+        self.out.write_all(self.buf)?;
+        self.buf.clear();
         Ok(())
     }
 }
@@ -225,12 +278,22 @@ impl Parallel {
     /// everything handed over so far.
     pub fn local(
         &mut self,
-        print: impl FnOnce(&Style, &mut Vec<u8>) -> io::Result<bool>,
+        print: impl FnOnce(&Style, &mut Spill<'_>) -> io::Result<bool>,
     ) -> io::Result<()> {
         // What is printed here comes after the frames gathered so far.
         self.send()?;
-        self.errors |= print(&self.style, &mut self.mine)?;
-        self.poll(self.mine.len() > MAX_WAITING_TEXT)?;
+        let mut arrived = None;
+        let mut spill = Spill {
+            buf: &mut self.mine,
+            out: &mut self.out,
+            behind: self.busy.then_some((&self.done, &mut arrived)),
+        };
+        let printed = print(&self.style, &mut spill);
+        if let Some(d) = arrived {
+            self.finished(d)?;
+        }
+        self.errors |= printed?;
+        self.poll(false)?;
         if !self.busy && self.mine.len() >= WRITE_BYTES {
             self.write_mine()?;
         }
@@ -251,10 +314,21 @@ impl Parallel {
                 Err(mpsc::TryRecvError::Disconnected) => None,
             }
         };
-        self.busy = false;
         let Some(d) = d else {
+            self.busy = false;
             return Err(io::Error::other("the decoding thread stopped"));
         };
+        self.finished(d)?;
+        // What waited behind the worker's batch may go now.
+        if self.mine.len() >= WRITE_BYTES {
+            self.write_mine()?;
+        }
+        Ok(())
+    }
+
+    /// The worker's answer: it has written its batch (or failed to).
+    fn finished(&mut self, d: Done) -> io::Result<()> {
+        self.busy = false;
         self.errors |= d.errors;
         // The batch's buffers come back for the next one.
         let mut job = d.job;
@@ -263,12 +337,7 @@ impl Parallel {
         job.session = None;
         job.input = None;
         self.batch = job;
-        d.written?;
-        // What waited behind the worker's frame may go now.
-        if self.mine.len() >= WRITE_BYTES {
-            self.write_mine()?;
-        }
-        Ok(())
+        d.written
     }
 
     fn write_mine(&mut self) -> io::Result<()> {
@@ -311,6 +380,13 @@ fn work(
         let mut session = job.session.clone().unwrap_or_default();
         text.clear();
         let mut errors = false;
+        let mut written = Ok(());
+        // The batch's text goes out as it is printed: everything before the batch is written.
+        let mut spill = Spill {
+            buf: &mut text,
+            out: &mut out,
+            behind: None,
+        };
         for (origin, hints, range) in &job.frames {
             let frame = job.bytes.get(range.clone()).unwrap_or_default();
             decode_frame(
@@ -322,12 +398,17 @@ fn work(
                 frame,
                 &mut pdu,
             );
-            // Printing into a vector cannot fail.
-            errors |= style
-                .pdu(&pdu, job.input.as_deref(), &mut text)
-                .unwrap_or(false);
+            match style.pdu(&pdu, job.input.as_deref(), &mut spill) {
+                Ok(e) => errors |= e,
+                Err(e) => {
+                    written = Err(e);
+                    break;
+                }
+            }
         }
-        let written = out.write_all(&text);
+        if written.is_ok() {
+            written = out.write_all(&text);
+        }
         let d = Done {
             job,
             errors,
@@ -442,6 +523,53 @@ mod tests {
         let text = std::fs::read(&out_path).unwrap();
         let _ = std::fs::remove_file(&out_path);
         (text, errors)
+    }
+
+    /// A PDU whose text is many times the bytes it was decoded from (a record value of NUL
+    /// bytes prints as `\u0000`, six bytes each): it goes out in pieces as it is printed,
+    /// and never stands whole in memory.
+    #[test]
+    fn a_huge_text_is_written_as_it_is_printed() {
+        let value = vec![0u8; 3 << 20];
+        let mut pdu = Pdu::default();
+        pdu.tree.reset(&value);
+        let root = pdu.tree.open("", crate::wire::tree::Kind::Struct, 0, 0);
+        let span = crate::wire::tree::Span {
+            start: 0,
+            len: value.len() as u32,
+        };
+        pdu.tree.leaf(
+            "body",
+            crate::wire::tree::Value::Data(span),
+            0,
+            0,
+            value.len() as u32,
+        );
+        pdu.tree.close(root, value.len() as u32);
+        let out_path = std::env::temp_dir().join(format!("kinspect-spill-{}", std::process::id()));
+        let style = Style {
+            json: JsonOptions::default(),
+            filters: Filters::default(),
+        };
+        let proto = crate::protocol::builtin();
+        let out = std::fs::File::create(&out_path).unwrap();
+        let mut par = Parallel::new(style.clone(), out, proto, RecordsOptions::default()).unwrap();
+        par.local(|s, text| s.pdu(&pdu, None, text)).unwrap();
+        let held = par.mine.capacity();
+        par.finish().unwrap();
+        let got = std::fs::read(&out_path).unwrap();
+        let _ = std::fs::remove_file(&out_path);
+        let mut want = Vec::new();
+        style.pdu(&pdu, None, &mut want).unwrap();
+        assert!(want.len() > 18 << 20, "the text is {} bytes", want.len());
+        assert!(
+            got == want,
+            "the output differs from the text printed whole"
+        );
+        assert!(
+            held <= 4 * WRITE_BYTES,
+            "{held} bytes were held for one PDU"
+        );
     }
 
     /// Every bundled capture alone, and all of them as successive inputs (a session each),
