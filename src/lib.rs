@@ -5,7 +5,8 @@
 //! model (Kafka's own message-spec JSON) is the single source of protocol truth.
 
 pub mod capture;
-pub mod cli;
+pub mod choice;
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod input;
 pub mod limits;

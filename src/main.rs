@@ -2,7 +2,9 @@
 //! code (0 clean, 1 input read but with error diagnostics, 2 usage or I/O failure).
 
 use clap::Parser;
-use kinspect::cli::{Cli, Command};
+mod cli;
+
+use cli::{Cli, Command};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -16,15 +18,15 @@ fn main() -> ExitCode {
     };
     let g = &cli.global;
     let code = match &cli.command {
-        Command::Decode(a) => kinspect::cli::decode::run(a, g),
-        Command::Encode(a) => kinspect::cli::encode::run(a, g),
-        Command::ValidateSchema(a) => kinspect::cli::validate_schema::run(a, g),
-        Command::Apis(a) => kinspect::cli::apis::run(a, g),
-        Command::Bundle(a) => kinspect::cli::bundle::run(a, g),
-        Command::Stats(a) => kinspect::cli::stats::run(a, g),
-        Command::Corpus(a) => kinspect::cli::corpus::run(a, g),
+        Command::Decode(a) => cli::decode::run(a, g),
+        Command::Encode(a) => cli::encode::run(a, g),
+        Command::ValidateSchema(a) => cli::validate_schema::run(a, g),
+        Command::Apis(a) => cli::apis::run(a, g),
+        Command::Bundle(a) => cli::bundle::run(a, g),
+        Command::Stats(a) => cli::stats::run(a, g),
+        Command::Corpus(a) => cli::corpus::run(a, g),
         #[cfg(feature = "live")]
-        Command::Capture(a) => kinspect::cli::capture::run(a, g),
+        Command::Capture(a) => cli::capture::run(a, g),
     };
     ExitCode::from(code)
 }

@@ -2,10 +2,10 @@
 //! and response fields at one version.
 
 use super::{protocol_or_report, Global, EXIT_FAILURE, EXIT_OK};
-use crate::pdu::Direction;
-use crate::protocol::{ApiRelease, Protocol, Resolved};
-use crate::schema::suggest::closest;
-use crate::schema::{Field, MessageSpec};
+use kinspect::pdu::Direction;
+use kinspect::protocol::{ApiRelease, Protocol, Resolved};
+use kinspect::schema::suggest::closest;
+use kinspect::schema::{Field, MessageSpec};
 use serde_json::{json, Value};
 
 #[derive(clap::Args, Debug)]
@@ -306,7 +306,7 @@ fn sub_fields<'a>(
     open: &mut Vec<&'a str>,
 ) -> Option<(&'a [Field], Option<&'a str>)> {
     let sub = spec.struct_fields(f);
-    if sub.is_empty() || open.len() > crate::limits::MAX_DEPTH {
+    if sub.is_empty() || open.len() > kinspect::limits::MAX_DEPTH {
         return None;
     }
     // Inline structs are finite JSON; only references to common structs can loop.

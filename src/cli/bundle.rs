@@ -2,7 +2,7 @@
 //! with the facts only (how the built-in protocol in src/protocol/builtin.json is made).
 
 use super::{Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
-use crate::schema::bundle;
+use kinspect::schema::bundle;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]

@@ -3,10 +3,10 @@
 //! by line), or written as a pcap stream with `-w` for `kinspect decode` or Wireshark.
 
 use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
-use crate::capture::decoded::{builtin_known_request, DecodeLoop, Decoded};
-use crate::capture::live::{capture_live, LiveOptions, PcapTap};
-use crate::capture::CaptureOptions;
-use crate::output::{use_color, Format, Options, Printer};
+use kinspect::capture::decoded::{builtin_known_request, DecodeLoop, Decoded};
+use kinspect::capture::live::{capture_live, LiveOptions, PcapTap};
+use kinspect::capture::CaptureOptions;
+use kinspect::output::{use_color, Format, Options, Printer};
 use std::io::{IsTerminal, Write};
 
 #[derive(clap::Args, Debug)]
@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(short = 'w', long = "write", value_name = "FILE")]
     pub write: Option<String>,
     /// Output format (default: tree on a terminal, jsonl otherwise).
-    #[arg(long, short = 'f', value_enum, value_name = "FORMAT")]
+    #[arg(long, short = 'f', value_name = "FORMAT", value_parser = super::choice::<Format>())]
     pub format: Option<Format>,
     /// JSON: give every field its byte offset and length.
     #[arg(long)]

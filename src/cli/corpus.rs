@@ -3,16 +3,16 @@
 //! `records/` seed, each connection's two directions a `stream/` seed, and each capture (its
 //! first `--max-pcap-bytes`) a `pcap/` seed. Files are named by a hash of their content, so
 //! running it twice or over overlapping captures adds nothing twice. The seed layouts are the
-//! fuzz targets' (`crate::fuzzing`).
+//! fuzz targets' (`kinspect::fuzzing`).
 
 use super::{Global, EXIT_FAILURE, EXIT_OK};
-use crate::capture::decoded::builtin_known_request;
-use crate::capture::{read_capture, CaptureOptions, Event};
-use crate::fuzzing::records::RECORDS_PARTIAL_OK;
-use crate::fuzzing::{decode_seed, traffic::stream_seed};
-use crate::pdu::{Direction, Pdu};
-use crate::wire::decode::Decoder;
-use crate::wire::tree::Value;
+use kinspect::capture::decoded::builtin_known_request;
+use kinspect::capture::{read_capture, CaptureOptions, Event};
+use kinspect::fuzzing::records::RECORDS_PARTIAL_OK;
+use kinspect::fuzzing::{decode_seed, traffic::stream_seed};
+use kinspect::pdu::{Direction, Pdu};
+use kinspect::wire::decode::Decoder;
+use kinspect::wire::tree::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -47,7 +47,7 @@ type ApiKind = (Option<Direction>, Option<i16>, Option<i16>);
 struct Counts(BTreeMap<&'static str, (usize, usize)>);
 
 pub fn run(args: &Args, g: &Global) -> u8 {
-    let proto = match crate::protocol::for_global(g) {
+    let proto = match kinspect::protocol::load(g.schemas.as_deref()) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("kinspect: {e}");
@@ -62,7 +62,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let mut counts = Counts::default();
     let mut dec = Decoder::new(proto);
     // Record-batch seeds are the `records` fields' bytes: keep them undecoded.
-    dec.set_records(crate::wire::decode::RecordsOptions {
+    dec.set_records(kinspect::wire::decode::RecordsOptions {
         raw: true,
         ..Default::default()
     });

@@ -7,19 +7,19 @@
 
 use super::parallel::{Parallel, Style};
 use super::{Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
-use crate::capture::decoded::DecodeLoop;
-use crate::capture::{read_capture, CaptureOptions, Event};
-use crate::input::hex::HexReader;
-use crate::input::packets::{link_type, PcapFromHex};
-use crate::input::raw::RawReader;
-use crate::input::{detect, split_prefixed, InputKind, DETECT_BYTES};
-use crate::output::{use_color, Format, Options, Printer};
-use crate::pdu::{Direction, Hints, Origin, Pdu};
-use crate::protocol::Protocol;
-use crate::records::file::{decode_log_file, decode_quorum_state, FileKind};
-use crate::records::{AsType, RecordsContext};
-use crate::wire::decode::RecordsOptions;
-use crate::wire::diag::{Diagnostic, Severity};
+use kinspect::capture::decoded::DecodeLoop;
+use kinspect::capture::{read_capture, CaptureOptions, Event};
+use kinspect::input::hex::HexReader;
+use kinspect::input::packets::{link_type, PcapFromHex};
+use kinspect::input::raw::RawReader;
+use kinspect::input::{detect, split_prefixed, InputKind, DETECT_BYTES};
+use kinspect::output::{use_color, Format, Options, Printer};
+use kinspect::pdu::{Direction, Hints, Origin, Pdu};
+use kinspect::protocol::Protocol;
+use kinspect::records::file::{decode_log_file, decode_quorum_state, FileKind};
+use kinspect::records::{AsType, RecordsContext};
+use kinspect::wire::decode::RecordsOptions;
+use kinspect::wire::diag::{Diagnostic, Severity};
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,11 +31,11 @@ pub struct Args {
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Force the kind of input instead of detecting it.
-    #[arg(long, value_enum, value_name = "KIND")]
+    #[arg(long, value_name = "KIND", value_parser = super::choice::<InputKind>())]
     pub input: Option<InputKind>,
     /// Output format (default: tree on a terminal, jsonl otherwise). JSON Lines to a file or
     /// pipe decodes on two threads; `KINSPECT_THREADS=1` keeps one (same output).
-    #[arg(long, short = 'f', value_enum, value_name = "FORMAT")]
+    #[arg(long, short = 'f', value_name = "FORMAT", value_parser = super::choice::<Format>())]
     pub format: Option<Format>,
     /// JSON: give every field its byte offset and length.
     #[arg(long)]
@@ -126,7 +126,7 @@ fn api_key(proto: &Protocol, s: &str) -> Result<i16, String> {
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
-    let proto = match crate::protocol::for_global(g) {
+    let proto = match kinspect::protocol::load(g.schemas.as_deref()) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("kinspect decode: {e}");
@@ -200,7 +200,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     if !tty && format == Format::Jsonl && threads() > 1 {
         if let Some(file) = stdout_file(&stdout) {
             let style = Style {
-                json: crate::output::json::JsonOptions {
+                json: kinspect::output::json::JsonOptions {
                     annotate: args.annotate,
                     show_secrets: args.show_secrets,
                 },
@@ -400,7 +400,7 @@ impl<W: Write> Run<W> {
 
     /// Shows a tree that is not a Kafka message (a log batch): no API, so `--api-filter`
     /// hides it.
-    fn tree(&mut self, origin: Origin, t: &crate::wire::tree::Tree) {
+    fn tree(&mut self, origin: Origin, t: &kinspect::wire::tree::Tree) {
         if self.out_closed {
             return;
         }
@@ -620,7 +620,7 @@ impl Filters {
 
     /// `Some(has_errors)` when a tree that is not a Kafka message (a log batch) is shown: it has
     /// no API or connection, so `--api-filter` and `--stream` hide it.
-    fn tree_shown(&self, t: &crate::wire::tree::Tree) -> Option<bool> {
+    fn tree_shown(&self, t: &kinspect::wire::tree::Tree) -> Option<bool> {
         let has_errors = t.has_errors();
         (self.api.is_empty() && self.streams.is_empty() && (has_errors || !self.errors_only))
             .then_some(has_errors)
@@ -638,11 +638,11 @@ fn guess_size_prefix(proto: Option<&'static Protocol>, data: &[u8], hints: &Hint
         return Some(true);
     }
     if hints.direction == Some(Direction::Response)
-        || !(0..=crate::limits::MAX_FRAME_SIZE as i32).contains(&size)
+        || !(0..=kinspect::limits::MAX_FRAME_SIZE as i32).contains(&size)
     {
         return None;
     }
-    let proto = proto.unwrap_or_else(crate::protocol::builtin);
+    let proto = proto.unwrap_or_else(kinspect::protocol::builtin);
     let key = i16::from_be_bytes([head[0], head[1]]);
     let version = i16::from_be_bytes([head[2], head[3]]);
     proto
@@ -659,7 +659,7 @@ fn known_request(key: i16, version: i16) -> bool {
     let proto = PROTO
         .get()
         .copied()
-        .unwrap_or_else(crate::protocol::builtin);
+        .unwrap_or_else(kinspect::protocol::builtin);
     proto.message(key, version, Direction::Request).is_some()
 }
 

@@ -12,7 +12,10 @@ mod parallel;
 pub mod stats;
 pub mod validate_schema;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
+use kinspect::choice::Choice;
+pub use kinspect::output::ColorChoice;
 use std::path::PathBuf;
 
 /// Exit code: everything decoded or valid.
@@ -28,8 +31,8 @@ pub const EXIT_FAILURE: u8 = 2;
 pub(crate) fn protocol_or_report(
     g: &Global,
     who: &str,
-) -> Option<&'static crate::protocol::Protocol> {
-    match crate::protocol::for_global(g) {
+) -> Option<&'static kinspect::protocol::Protocol> {
+    match kinspect::protocol::load(g.schemas.as_deref()) {
         Ok(p) => Some(p),
         Err(e) => {
             eprintln!("{who}: {e}");
@@ -60,16 +63,18 @@ pub struct Global {
     #[arg(long, global = true, value_name = "DIR")]
     pub schemas: Option<PathBuf>,
     /// When to use color: auto (only on a terminal, and not with NO_COLOR), always, never.
-    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto", value_parser = choice::<ColorChoice>())]
     pub color: ColorChoice,
 }
 
-#[derive(clap::ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ColorChoice {
-    #[default]
-    Auto,
-    Always,
-    Never,
+/// A value parser for one of the library's named option enums: its names are the possible
+/// values, with their help lines (none where the library gives an empty one).
+pub fn choice<T: Choice + Clone + Send + Sync>() -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(T::CHOICES.iter().map(|&(name, help, _)| match help {
+        "" => PossibleValue::new(name),
+        _ => PossibleValue::new(name).help(help),
+    }))
+    .try_map(|s| T::from_name(&s).ok_or("not one of the possible values"))
 }
 
 #[derive(Subcommand, Debug)]

@@ -16,12 +16,12 @@
 //! thread would have.
 
 use super::decode::Filters;
-use crate::capture::decoded::{decode_frame, DecodeLoop};
-use crate::capture::session::Session;
-use crate::output::json::{self, JsonOptions};
-use crate::pdu::{Hints, Origin, Pdu};
-use crate::protocol::Protocol;
-use crate::wire::decode::{Decoder, RecordsOptions};
+use kinspect::capture::decoded::{decode_frame, DecodeLoop};
+use kinspect::capture::session::Session;
+use kinspect::output::json::{self, JsonOptions};
+use kinspect::pdu::{Hints, Origin, Pdu};
+use kinspect::protocol::Protocol;
+use kinspect::wire::decode::{Decoder, RecordsOptions};
 use std::io::{self, Write};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::Arc;
@@ -60,7 +60,7 @@ impl Style {
     pub fn note<W: Write>(
         &self,
         origin: &Origin,
-        d: &crate::wire::diag::Diagnostic,
+        d: &kinspect::wire::diag::Diagnostic,
         input: Option<&str>,
         text: &mut W,
     ) -> io::Result<()> {
@@ -423,8 +423,8 @@ fn work(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::{read_capture, CaptureOptions, Event};
-    use crate::output::{Format, Options, Printer};
+    use kinspect::capture::{read_capture, CaptureOptions, Event};
+    use kinspect::output::{Format, Options, Printer};
     use std::path::PathBuf;
 
     fn captures() -> Vec<PathBuf> {
@@ -441,7 +441,7 @@ mod tests {
 
     fn opts() -> CaptureOptions {
         CaptureOptions {
-            is_known_request: Some(crate::capture::decoded::builtin_known_request),
+            is_known_request: Some(kinspect::capture::decoded::builtin_known_request),
             ..CaptureOptions::default()
         }
     }
@@ -467,7 +467,7 @@ mod tests {
             show_secrets: false,
         };
         let mut p = Printer::new(Vec::new(), o);
-        let mut dl = DecodeLoop::new(crate::protocol::builtin());
+        let mut dl = DecodeLoop::new(kinspect::protocol::builtin());
         let mut errors = false;
         replay(inputs, &mut dl, &mut |dl, ev, name| match ev {
             Event::Frame {
@@ -502,7 +502,7 @@ mod tests {
             json: JsonOptions::default(),
             filters: Filters::default(),
         };
-        let proto = crate::protocol::builtin();
+        let proto = kinspect::protocol::builtin();
         let mut par = Parallel::new(style, out, proto, RecordsOptions::default()).unwrap();
         par.batch_frames = batch_frames;
         par.batch_bytes = batch_bytes;
@@ -533,14 +533,14 @@ mod tests {
         let value = vec![0u8; 3 << 20];
         let mut pdu = Pdu::default();
         pdu.tree.reset(&value);
-        let root = pdu.tree.open("", crate::wire::tree::Kind::Struct, 0, 0);
-        let span = crate::wire::tree::Span {
+        let root = pdu.tree.open("", kinspect::wire::tree::Kind::Struct, 0, 0);
+        let span = kinspect::wire::tree::Span {
             start: 0,
             len: value.len() as u32,
         };
         pdu.tree.leaf(
             "body",
-            crate::wire::tree::Value::Data(span),
+            kinspect::wire::tree::Value::Data(span),
             0,
             0,
             value.len() as u32,
@@ -551,7 +551,7 @@ mod tests {
             json: JsonOptions::default(),
             filters: Filters::default(),
         };
-        let proto = crate::protocol::builtin();
+        let proto = kinspect::protocol::builtin();
         let out = std::fs::File::create(&out_path).unwrap();
         let mut par = Parallel::new(style.clone(), out, proto, RecordsOptions::default()).unwrap();
         par.local(|s, text| s.pdu(&pdu, None, text)).unwrap();

@@ -2,8 +2,8 @@
 //! latency percentiles per API, clients by client id, bytes per direction, diagnostics.
 
 use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
-use crate::capture::decoded::{builtin_known_request, decode_capture_with, Decoded};
-use crate::wire::decode::RecordsOptions;
+use kinspect::capture::decoded::{builtin_known_request, decode_capture_with, Decoded};
+use kinspect::wire::decode::RecordsOptions;
 
 /// Statistics show no record contents: batch headers with their CRC checked are enough.
 const RECORDS: RecordsOptions = RecordsOptions {
@@ -11,9 +11,9 @@ const RECORDS: RecordsOptions = RecordsOptions {
     as_type: None,
     headers_only: true,
 };
-use crate::capture::stats::{Histogram, Stats};
-use crate::capture::{CaptureOptions, CaptureSummary};
-use crate::wire::diag::Severity;
+use kinspect::capture::stats::{Histogram, Stats};
+use kinspect::capture::{CaptureOptions, CaptureSummary};
+use kinspect::wire::diag::Severity;
 use serde_json::{json, Map, Value};
 use std::io::Write;
 use std::path::PathBuf;

@@ -7,12 +7,12 @@
 //! with a `help:` line for suggestions, colored only on a terminal (`--color`, `NO_COLOR`).
 
 use super::{ColorChoice, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
-use crate::protocol::registry::builtin;
-use crate::schema::compat::{self, BaselineSpec};
-use crate::schema::diag::{SchemaDiag, Severity};
-use crate::schema::model::MessageSpec;
-use crate::schema::validate::files::read_inputs;
-use crate::schema::validate::{check_files, count, validate_specs, Release};
+use kinspect::protocol::registry::builtin;
+use kinspect::schema::compat::{self, BaselineSpec};
+use kinspect::schema::diag::{SchemaDiag, Severity};
+use kinspect::schema::model::MessageSpec;
+use kinspect::schema::validate::files::read_inputs;
+use kinspect::schema::validate::{check_files, count, validate_specs, Release};
 use serde_json::{json, Value};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -166,7 +166,7 @@ fn load_baseline(b: &str) -> Result<(Vec<&'static MessageSpec>, Vec<String>), St
     let mut specs = Vec::new();
     let mut origins = Vec::new();
     for (path, text) in &inputs.files {
-        let (spec, diags) = crate::schema::load::load_spec(path, text);
+        let (spec, diags) = kinspect::schema::load::load_spec(path, text);
         if diags.iter().any(SchemaDiag::is_error) {
             return Err(format!(
                 "--baseline {b}: {path} does not load: {}",

@@ -10,7 +10,7 @@ use std::fmt;
 use std::ops::Range;
 
 /// What an input holds.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputKind {
     /// A hex dump (any of the usual styles).
     Hex,
@@ -20,6 +20,27 @@ pub enum InputKind {
     Pcap,
     /// A Kafka log segment (`*.log`), KRaft snapshot (`*.checkpoint`) or `quorum-state` file.
     Log,
+}
+
+impl crate::choice::Choice for InputKind {
+    const CHOICES: &'static [(&'static str, &'static str, Self)] = &[
+        (
+            "hex",
+            "A hex dump (any of the usual styles)",
+            InputKind::Hex,
+        ),
+        (
+            "raw",
+            "Raw binary: one frame, or size-prefixed frames one after another",
+            InputKind::Raw,
+        ),
+        ("pcap", "A pcap or pcapng capture", InputKind::Pcap),
+        (
+            "log",
+            "A Kafka log segment (`*.log`), KRaft snapshot (`*.checkpoint`) or `quorum-state` file",
+            InputKind::Log,
+        ),
+    ];
 }
 
 /// Bytes the detector looks at.

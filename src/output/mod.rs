@@ -11,7 +11,7 @@ use crate::pdu::{Origin, Pdu};
 use crate::wire::diag::Diagnostic;
 use std::io::{self, Write};
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// One JSON array of PDU objects.
     Json,
@@ -21,6 +21,44 @@ pub enum Format {
     Tree,
     /// One line per PDU, like tshark's default view.
     Summary,
+}
+
+impl crate::choice::Choice for Format {
+    const CHOICES: &'static [(&'static str, &'static str, Self)] = &[
+        ("json", "One JSON array of PDU objects", Format::Json),
+        (
+            "jsonl",
+            "One PDU object per line (JSON Lines)",
+            Format::Jsonl,
+        ),
+        (
+            "tree",
+            "Colored `offset | bytes | field = value` tree",
+            Format::Tree,
+        ),
+        (
+            "summary",
+            "One line per PDU, like tshark's default view",
+            Format::Summary,
+        ),
+    ];
+}
+
+/// When to color: `Auto` colors a terminal unless `NO_COLOR` is set (no-color.org).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl crate::choice::Choice for ColorChoice {
+    const CHOICES: &'static [(&'static str, &'static str, Self)] = &[
+        ("auto", "", ColorChoice::Auto),
+        ("always", "", ColorChoice::Always),
+        ("never", "", ColorChoice::Never),
+    ];
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -94,16 +132,16 @@ impl Palette {
 
 /// Decides whether to color: `--color always|never` wins; `auto` colors only a terminal, and
 /// not when `NO_COLOR` is set to a non-empty value (no-color.org).
-pub fn use_color(choice: crate::cli::ColorChoice, is_terminal: bool) -> bool {
+pub fn use_color(choice: ColorChoice, is_terminal: bool) -> bool {
     color_decision(choice, is_terminal, std::env::var_os("NO_COLOR").as_deref())
 }
 
 fn color_decision(
-    choice: crate::cli::ColorChoice,
+    choice: ColorChoice,
     is_terminal: bool,
     no_color: Option<&std::ffi::OsStr>,
 ) -> bool {
-    use crate::cli::ColorChoice::*;
+    use ColorChoice::*;
     match choice {
         Always => true,
         Never => false,
@@ -114,8 +152,8 @@ fn color_decision(
 #[cfg(test)]
 #[test]
 fn color_follows_flag_then_terminal_then_no_color() {
-    use crate::cli::ColorChoice::*;
     use std::ffi::OsStr;
+    use ColorChoice::*;
     assert!(color_decision(Always, false, Some(OsStr::new("1"))));
     assert!(!color_decision(Never, true, None));
     assert!(color_decision(Auto, true, None));

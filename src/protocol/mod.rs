@@ -5,6 +5,4 @@ pub mod errors;
 pub mod headers;
 pub mod registry;
 
-pub use registry::{
-    builtin, for_global, with_overlay, ApiRelease, CoordinatorGroup, Protocol, Resolved,
-};
+pub use registry::{builtin, load, with_overlay, ApiRelease, CoordinatorGroup, Protocol, Resolved};

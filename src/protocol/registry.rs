@@ -538,9 +538,10 @@ pub fn with_overlay(dir: &Path) -> Result<&'static Protocol, Vec<SchemaDiag>> {
     Ok(p)
 }
 
-/// The protocol a subcommand should use: the built-in one, or `--schemas DIR` laid over it.
-pub fn for_global(g: &crate::cli::Global) -> Result<&'static Protocol, String> {
-    let Some(dir) = &g.schemas else {
+/// The built-in protocol, or the folder `overlay` of message-spec JSON laid over it. `Err` says,
+/// in one message naming the folder, what is wrong with it (the first 20 diagnostics).
+pub fn load(overlay: Option<&Path>) -> Result<&'static Protocol, String> {
+    let Some(dir) = overlay else {
         return Ok(builtin());
     };
     with_overlay(dir).map_err(|diags| {

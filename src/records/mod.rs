@@ -54,6 +54,7 @@ pub mod codec;
 pub mod control;
 pub mod encode;
 pub mod file;
+#[cfg(feature = "fuzzing")]
 pub mod fuzz;
 pub mod internal;
 pub mod legacy;

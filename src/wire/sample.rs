@@ -62,6 +62,7 @@ pub fn varied(plan: &Plan, rng: &mut Rng) -> J {
 /// generator of the `roundtrip` fuzz target. Strings and bytes come from the input too, so the
 /// fuzzer reaches contents the fixed samples never hold; once the input runs out every choice
 /// is the smallest one, so the message stays bounded by the input's length.
+#[cfg(feature = "fuzzing")]
 pub fn from_unstructured(plan: &Plan, u: &mut arbitrary::Unstructured<'_>) -> J {
     let mut src = Fuzzed(u);
     Gen {
@@ -99,10 +100,13 @@ impl Source for Rng {
 
 /// Longest string or bytes value taken from fuzzer input: long enough to cross the 1- and
 /// 2-byte compact-length boundaries, far below Kafka's 32767-byte string limit.
+#[cfg(feature = "fuzzing")]
 const MAX_FUZZED_BLOB: usize = 300;
 
+#[cfg(feature = "fuzzing")]
 struct Fuzzed<'u, 'd>(&'u mut arbitrary::Unstructured<'d>);
 
+#[cfg(feature = "fuzzing")]
 impl Source for Fuzzed<'_, '_> {
     fn next_u64(&mut self) -> u64 {
         self.0.arbitrary().unwrap_or(0)
