@@ -1,0 +1,51 @@
+//! Every integration test, in one binary (one link instead of one per file): each file is a
+//! module named for what it covers. Goldens are regenerated with `BLESS=1 cargo test`.
+
+mod apis_cli;
+mod bundle;
+mod capture_bench;
+mod capture_decode;
+mod capture_error_names;
+mod capture_hostile;
+mod capture_live;
+mod capture_synthetic;
+mod capture_tshark;
+mod cli_captures;
+mod cli_golden;
+mod common;
+mod decode_alloc;
+mod decode_frames;
+mod decode_hostile;
+mod decode_threads;
+mod decode_walker;
+mod differential;
+mod fuzz_corpus_cli;
+mod fuzz_regressions;
+mod fuzz_replay;
+mod records_batches;
+mod records_captures;
+mod records_files;
+mod records_fuzz;
+mod records_in_frames;
+mod records_internal;
+mod records_json;
+mod records_legacy;
+mod records_pipeline;
+mod roundtrip_captures;
+mod roundtrip_printer;
+mod roundtrip_protocol;
+mod roundtrip_specs;
+mod schema_load;
+mod session_decode;
+mod stats_cli;
+#[path = "../fixtures/records/support.rs"]
+mod support;
+mod validate_cli;
+mod validate_compat;
+mod validate_cross;
+mod validate_kafka;
+mod validate_robust;
+mod validate_rules;
+mod validate_rules_fields;
+mod validate_seeds;
+mod validate_support;

@@ -1,0 +1,229 @@
+//! `kinspect stats` on every bundled capture, against tshark (4.0.17): requests per API and
+//! version and response counts against `NAME.summary.tsv`; error codes and client ids against
+//! tshark's full JSON decode (`../shared/captures/NAME.tshark.json`, skipped without ../shared).
+
+use crate::common;
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+fn stats(path: &Path) -> (Value, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kinspect"))
+        .args(["stats", "--format", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (v, out.status.code().unwrap())
+}
+
+/// tshark's rows: (direction, api_key, api_version) counts, api unknown as -1.
+fn tshark_counts(path: &Path) -> BTreeMap<(String, i64, i64), u64> {
+    let text = std::fs::read_to_string(path.with_extension("summary.tsv")).unwrap();
+    let mut m = BTreeMap::new();
+    for l in text.lines().skip(1).filter(|l| !l.is_empty()) {
+        let f: Vec<&str> = l.split('\t').collect();
+        let num = |s: &str| s.parse::<i64>().unwrap_or(-1);
+        *m.entry((f[1].to_string(), num(f[2]), num(f[4])))
+            .or_default() += 1;
+    }
+    m
+}
+
+#[test]
+fn pdus_per_api_and_version_match_tshark() {
+    for path in common::bundled_captures() {
+        let (v, code) = stats(&path);
+        assert!(code == 0 || code == 1, "{}: exit {code}", path.display());
+        let theirs = tshark_counts(&path);
+        let mut ours: BTreeMap<(String, i64, i64), u64> = BTreeMap::new();
+        for a in v["apis"].as_array().unwrap() {
+            let (k, ver) = (
+                a["api_key"].as_i64().unwrap(),
+                a["api_version"].as_i64().unwrap(),
+            );
+            let n = a["requests"].as_u64().unwrap();
+            if n > 0 {
+                ours.insert(("request".into(), k, ver), n);
+            }
+        }
+        let their_requests: BTreeMap<_, _> = theirs
+            .iter()
+            .filter(|(k, _)| k.0 == "request")
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        assert_eq!(
+            ours,
+            their_requests,
+            "{}: requests per API and version",
+            path.display()
+        );
+        // Every response tshark saw is counted; kinspect also names the API of those whose
+        // request tshark could not dissect ("Request missing").
+        let their_responses: u64 = theirs
+            .iter()
+            .filter(|(k, _)| k.0 == "response")
+            .map(|(_, v)| v)
+            .sum();
+        assert_eq!(
+            v["responses"].as_u64(),
+            Some(their_responses),
+            "{}",
+            path.display()
+        );
+        assert_eq!(
+            v["unidentified"].as_u64(),
+            Some(0),
+            "{}: every response matched its request",
+            path.display()
+        );
+        // Every matched response gave a latency.
+        let lat: u64 = v["latency"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|l| l["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(lat, their_responses, "{}", path.display());
+    }
+}
+
+fn tshark_json(shared: &Path, name: &str) -> Value {
+    serde_json::from_slice(
+        &std::fs::read(shared.join("captures").join(format!("{name}.tshark.json"))).unwrap(),
+    )
+    .unwrap()
+}
+
+fn walk<'a>(v: &'a Value, key: &str, out: &mut Vec<&'a Value>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                if k == key {
+                    match x {
+                        Value::Array(a) => out.extend(a.iter()),
+                        x => out.push(x),
+                    }
+                } else {
+                    walk(x, key, out);
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| walk(x, key, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn error_codes_and_client_ids_match_tsharks_decode() {
+    let Some(shared) = common::shared_or_skip("error_codes_and_client_ids_match_tsharks_decode")
+    else {
+        return;
+    };
+    for path in common::bundled_captures() {
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let (v, _) = stats(&path);
+        let t = tshark_json(&shared, &name);
+        let mut errs = Vec::new();
+        walk(&t, "kafka.error", &mut errs);
+        let mut theirs: BTreeMap<i64, u64> = BTreeMap::new();
+        for e in errs {
+            let code: i64 = e.as_str().unwrap().parse().unwrap();
+            // tshark reads fields of versions it does not support (flexible Metadata, Fetch…)
+            // at the wrong offsets and reports "codes" such as 8506 that Kafka never defined;
+            // only codes Kafka defines are comparable.
+            if code != 0
+                && i16::try_from(code)
+                    .ok()
+                    .and_then(kinspect::protocol::errors::error_name)
+                    .is_some()
+            {
+                *theirs.entry(code).or_default() += 1;
+            }
+        }
+        let mut ours: BTreeMap<i64, u64> = BTreeMap::new();
+        for e in v["errors"].as_array().unwrap() {
+            *ours.entry(e["error_code"].as_i64().unwrap()).or_default() +=
+                e["count"].as_u64().unwrap();
+        }
+        assert_eq!(ours, theirs, "{name}: error codes");
+        // Only the request header's client id sits directly in tshark's kafka layer; deeper
+        // ones are members' ids inside group descriptions.
+        let mut theirs: BTreeMap<String, u64> = BTreeMap::new();
+        for pkt in t.as_array().unwrap() {
+            let kafka = &pkt["_source"]["layers"]["kafka"];
+            let pdus: Vec<&Value> = match kafka {
+                Value::Array(a) => a.iter().collect(),
+                Value::Null => Vec::new(),
+                x => vec![x],
+            };
+            for k in pdus {
+                if let Some(id) = k.get("kafka.client_id").and_then(Value::as_str) {
+                    *theirs.entry(id.to_string()).or_default() += 1;
+                }
+            }
+        }
+        let ours: BTreeMap<String, u64> = v["clients"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["client_id"].as_str().unwrap_or("").to_string(),
+                    c["requests"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(ours, theirs, "{name}: requests per client id");
+    }
+}
+
+#[test]
+fn a_text_report_names_errors_and_latencies() {
+    let path = common::captures_dir().join("tansu-confluent-admin.pcap");
+    let out = Command::new(env!("CARGO_BIN_EXE_kinspect"))
+        .arg("stats")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    // JoinGroup v5 answered MEMBER_ID_REQUIRED (79) once: the classic two-step join.
+    assert!(
+        text.contains("JoinGroup (11)") && text.contains("MEMBER_ID_REQUIRED (79)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"ck-admin-cons\"") && text.contains("31 requests"),
+        "{text}"
+    );
+    assert!(text.contains("Latency per API"), "{text}");
+}
+
+#[test]
+fn unreadable_inputs_exit_2_with_the_reason() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kinspect"))
+        .args(["stats", "/nonexistent/x.pcap"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let readme = common::captures_dir().join("README.md");
+    let out = Command::new(env!("CARGO_BIN_EXE_kinspect"))
+        .arg("stats")
+        .arg(&readme)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("at byte 0"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,277 @@
+//! `kinspect validate-schema` as users run it: exit codes (0 clean, 1 errors, 2 usage or I/O),
+//! the text format with help lines and a summary, color only when asked, JSON with every field,
+//! and --baseline with a folder or the built-in protocol.
+
+use crate::common;
+
+use std::path::PathBuf;
+
+fn fixture(p: &str) -> String {
+    PathBuf::from("tests/fixtures")
+        .join(p)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn a_valid_folder_exits_0_with_a_summary() {
+    let o = common::kinspect(&["validate-schema", &fixture("schemas/valid")]);
+    assert_eq!(o.status.code(), Some(0), "{}", common::stdout(&o));
+    assert_eq!(
+        common::stdout(&o),
+        "2 files checked under Kafka 4.3.1: 0 errors, 0 warnings, 0 info\n"
+    );
+}
+
+#[test]
+fn the_built_in_protocol_validates_under_each_release() {
+    for (release, name) in [("4.3", "4.3.1"), ("3.9.0", "3.9.0")] {
+        let o = common::kinspect(&["validate-schema", "--release", release]);
+        assert_eq!(o.status.code(), Some(0), "{}", common::stdout(&o));
+        let out = common::stdout(&o);
+        let last = out.lines().last().unwrap_or("");
+        assert!(
+            last.contains(&format!("checked under Kafka {name}: 0 errors")),
+            "{last}"
+        );
+    }
+}
+
+#[test]
+fn the_seeds_exit_1_with_located_errors_and_help_lines() {
+    let o = common::kinspect(&["validate-schema", &fixture("seeds")]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = common::stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| {
+            l.starts_with("tests/fixtures/seeds/AlterIsrRequest.json:24:")
+                && l.contains("error[unknown-property]")
+        })
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains(" Topics.Partitions.IsLeaderRecovering: "),
+        "{line}"
+    );
+    let next = out.lines().skip_while(|l| *l != line).nth(1).unwrap_or("");
+    assert_eq!(next, "  help: did you mean `ignorable`?");
+    assert!(
+        !out.contains('\x1b'),
+        "no color when stdout is not a terminal"
+    );
+    assert!(out
+        .lines()
+        .last()
+        .unwrap()
+        .starts_with("5 files checked under Kafka 4.3.1: "));
+}
+
+#[test]
+fn color_only_when_asked() {
+    let o = common::kinspect(&[
+        "--color",
+        "always",
+        "validate-schema",
+        &fixture("seeds/VoteRequest.json"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        common::stdout(&o).contains("\x1b[1;31merror[invalid-type]\x1b[0m"),
+        "{}",
+        common::stdout(&o)
+    );
+    let o = common::kinspect(&[
+        "--color",
+        "never",
+        "validate-schema",
+        &fixture("seeds/VoteRequest.json"),
+    ]);
+    assert!(!common::stdout(&o).contains('\x1b'));
+}
+
+#[test]
+fn json_output_carries_every_field() {
+    let o = common::kinspect(&[
+        "validate-schema",
+        "--format",
+        "json",
+        "--release",
+        "3.9",
+        &fixture("seeds/PartitionRecord.json"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(v["release"], "3.9.0");
+    assert_eq!(v["files"], 1);
+    let diags = v["diagnostics"].as_array().unwrap();
+    let errors = diags.iter().filter(|d| d["severity"] == "error").count();
+    assert_eq!(v["errors"], errors);
+    let t = diags
+        .iter()
+        .find(|d| d["code"] == "invalid-type")
+        .expect("booleanbool");
+    assert_eq!(t["line"], 23);
+    assert_eq!(t["column"], 47);
+    assert_eq!(t["path"], "IsLeaderRecovering");
+    assert_eq!(t["suggestion"], "bool");
+    assert_eq!(t["file"], fixture("seeds/PartitionRecord.json"));
+    assert!(t["message"].as_str().unwrap().contains("booleanbool"));
+    let nbsp = diags
+        .iter()
+        .find(|d| d["code"] == "non-json-whitespace")
+        .expect("U+00A0");
+    assert_eq!(
+        (nbsp["line"].as_u64(), nbsp["column"].as_u64()),
+        (Some(25), Some(3))
+    );
+    assert!(nbsp["suggestion"].is_null());
+}
+
+#[test]
+fn usage_and_io_failures_exit_2() {
+    for args in [
+        &["validate-schema", "tests/fixtures/no-such-folder"][..],
+        &[
+            "validate-schema",
+            "--release",
+            "2.8",
+            &fixture("schemas/valid"),
+        ],
+        &[
+            "validate-schema",
+            "--format",
+            "xml",
+            &fixture("schemas/valid"),
+        ],
+        &[
+            "validate-schema",
+            "--baseline",
+            "tests/fixtures/no-such-folder",
+            &fixture("schemas/valid"),
+        ],
+    ] {
+        let o = common::kinspect(args);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
+        assert!(!o.stderr.is_empty(), "{args:?}: the failure is explained");
+    }
+}
+
+#[test]
+fn baseline_folder_tells_renames_from_breaking_changes() {
+    let base = fixture("schemas/compat/base");
+    let o = common::kinspect(&[
+        "validate-schema",
+        "--baseline",
+        &base,
+        &fixture("schemas/compat/renamed"),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "a rename keeps the wire: {}",
+        common::stdout(&o)
+    );
+    assert!(
+        common::stdout(&o)
+            .contains("EchoRequest.json:13:7: info[compat-field-renamed] Remark: Remark was Note"),
+        "{}",
+        common::stdout(&o)
+    );
+
+    let o = common::kinspect(&[
+        "validate-schema",
+        "--baseline",
+        &base,
+        &fixture("schemas/compat/added"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = common::stdout(&o);
+    assert!(
+        out.contains("EchoResponse.json:9:7: error[compat-field-added] ThrottleTimeMs: "),
+        "{out}"
+    );
+    assert!(out.contains("version(s) 1-2"), "{out}");
+}
+
+#[test]
+fn baseline_builtin_flags_the_vote_draft() {
+    let o = common::kinspect(&[
+        "validate-schema",
+        "--baseline",
+        "builtin",
+        &fixture("seeds/VoteRequest.json"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = common::stdout(&o);
+    assert!(
+        out.contains(
+            "VoteRequest.json:27:11: error[compat-field-added] Topics.Partitions.PreVote: "
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn schemas_folder_is_validated_when_no_path_is_given() {
+    let o = common::kinspect(&["--schemas", &fixture("seeds"), "validate-schema"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        common::stdout(&o)
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("5 files checked under Kafka 4.3.1: "),
+        "{}",
+        common::stdout(&o)
+    );
+}
+
+#[test]
+fn a_file_that_is_not_utf8_is_an_error_at_its_place() {
+    let dir = std::env::temp_dir().join(format!("kinspect-validate-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("Latin1.json");
+    // "café" in Latin-1 on line 2: the byte 0xE9 is not UTF-8.
+    std::fs::write(&path, b"{\n  \"name\": \"caf\xe9\"\n}\n").unwrap();
+    let o = common::kinspect(&[
+        "validate-schema",
+        "--format",
+        "json",
+        path.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["code"], "invalid-utf8");
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(2), Some(15))
+    );
+}
+
+#[test]
+fn an_oversized_file_is_refused_without_reading_it() {
+    let dir = std::env::temp_dir().join(format!("kinspect-validate-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("Huge.json");
+    // A sparse 1 GiB file: refused on its size, so the run stays instant and small.
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let o = common::kinspect(&["validate-schema", dir.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(1));
+    let out = common::stdout(&o);
+    assert!(
+        out.contains("Huge.json:1:1: error[file-too-large]: file is 1073741824 bytes"),
+        "{out}"
+    );
+}
