@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod choice;
+pub mod diag;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod input;

@@ -5,10 +5,10 @@
 
 use super::framing::{FlowCtx, Placement, Plausible};
 use super::{CaptureOptions, Counter};
+use crate::diag::Diagnostic;
 use crate::limits::{MAX_FRAME_SIZE, MAX_OUTSTANDING_PER_CONN};
 use crate::pdu::{Conn, Direction, Hints, Origin};
 use crate::wire::cursor::{be_i16_at as be16, be_i32_at as be32};
-use crate::wire::diag::Diagnostic;
 use std::collections::VecDeque;
 
 const SASL_HANDSHAKE: i16 = 17;

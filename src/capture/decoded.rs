@@ -7,10 +7,10 @@
 
 use super::session::{name_topic_ids, Session};
 use super::{read_capture, CaptureError, CaptureOptions, CaptureSummary, Event};
+use crate::diag::Diagnostic;
 use crate::pdu::{Direction, Hints, Origin, Pdu};
 use crate::protocol::Protocol;
 use crate::wire::decode::{Decoder, RecordsOptions};
-use crate::wire::diag::Diagnostic;
 use std::sync::Arc;
 
 /// What the decode loop hands on.

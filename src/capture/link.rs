@@ -3,8 +3,8 @@
 //! raw IP. IP fragments and non-TCP packets are skipped: Kafka runs over TCP and real stacks
 //! do not fragment TCP.
 
+use crate::diag::Diagnostic;
 use crate::wire::cursor::{be_u16_at as be16, be_u32_at as be32};
-use crate::wire::diag::Diagnostic;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 pub(crate) const LINKTYPE_NULL: i32 = 0;

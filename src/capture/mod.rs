@@ -43,8 +43,8 @@ pub mod testgen;
 
 pub use sasl::mask_sasl_plain;
 
+use crate::diag::Diagnostic;
 use crate::pdu::{Hints, Origin};
-use crate::wire::diag::Diagnostic;
 use std::fmt;
 
 /// Ports Kafka brokers usually listen on. Traffic on other ports is still found by its content.

@@ -4,7 +4,7 @@
 //! counts, as in Wireshark), timestamps in nanoseconds, and byte offsets for damage reports.
 
 use super::CaptureError;
-use crate::wire::diag::Diagnostic;
+use crate::diag::Diagnostic;
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::PcapReaderIterator;
 use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError, PcapNGReader};

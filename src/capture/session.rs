@@ -10,9 +10,9 @@
 //! - `version-not-advertised`: the request's version is outside the range the broker advertised.
 //! - `api-not-advertised`: the broker's ApiVersions response did not list the request's API.
 
+use crate::diag::Diagnostic;
 use crate::pdu::{Direction, Pdu};
 use crate::wire::decode::{TopicNames, TOPIC_FIELDS, TOPIC_ID_FIELD};
-use crate::wire::diag::Diagnostic;
 use crate::wire::tree::{Kind, NodeId, Tree, Value};
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -2,9 +2,9 @@
 //! error codes by name, latency percentiles per API (log-bucketed histograms, about 3% wide),
 //! clients by client id, bytes per direction, diagnostics and notes by code.
 
+use crate::diag::{Diagnostic, Severity};
 use crate::pdu::{Direction, Origin, Pdu};
 use crate::protocol::errors::error_name;
-use crate::wire::diag::{Diagnostic, Severity};
 use crate::wire::tree::{Kind, Value};
 use std::collections::BTreeMap;
 

@@ -8,9 +8,9 @@ use super::framing::{Framer, Plausible};
 use super::link::{Segment, TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN};
 use super::pcap::Packet;
 use super::{CaptureOptions, Counter};
+use crate::diag::Diagnostic;
 use crate::limits::{MAX_CONNECTIONS, MAX_REASSEMBLY_BUFFER};
 use crate::pdu::{Conn, Direction, Origin};
-use crate::wire::diag::Diagnostic;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 

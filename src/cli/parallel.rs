@@ -60,7 +60,7 @@ impl Style {
     pub fn note<W: Write>(
         &self,
         origin: &Origin,
-        d: &kinspect::wire::diag::Diagnostic,
+        d: &kinspect::diag::Diagnostic,
         input: Option<&str>,
         text: &mut W,
     ) -> io::Result<()> {

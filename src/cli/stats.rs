@@ -13,7 +13,7 @@ const RECORDS: RecordsOptions = RecordsOptions {
 };
 use kinspect::capture::stats::{Histogram, Stats};
 use kinspect::capture::{CaptureOptions, CaptureSummary};
-use kinspect::wire::diag::Severity;
+use kinspect::diag::Severity;
 use serde_json::{json, Map, Value};
 use std::io::Write;
 use std::path::PathBuf;

@@ -20,8 +20,8 @@
 //!   (the diagnostic code) and `"diagnostics"`, and no `header`/`body`.
 
 use super::time;
+use crate::diag::Diagnostic;
 use crate::pdu::{Origin, Pdu};
-use crate::wire::diag::Diagnostic;
 use crate::wire::tree::{Kind, Node, NodeId, Tree, Value};
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;

@@ -252,12 +252,7 @@ trait ErrNode {
 }
 impl ErrNode for Tree {
     fn tree_err(&mut self, at: u32) {
-        let d = crate::wire::diag::Diagnostic::error(
-            "truncated",
-            "body.R",
-            at as u64,
-            "9 bytes missing",
-        );
+        let d = crate::diag::Diagnostic::error("truncated", "body.R", at as u64, "9 bytes missing");
         self.error_node("R", 0, at, 9, d);
     }
 }
@@ -376,12 +371,8 @@ fn capture_notes_are_objects_without_header_or_body() {
         ..Default::default()
     };
     o.stream_offset = Some(104);
-    let d = crate::wire::diag::Diagnostic::warning(
-        "frame-incomplete",
-        "capture",
-        0,
-        "only 62 of 116 bytes",
-    );
+    let d =
+        crate::diag::Diagnostic::warning("frame-incomplete", "capture", 0, "only 62 of 116 bytes");
     let mut v = Vec::new();
     write_note(&mut v, &o, &d, None).unwrap();
     assert_eq!(

@@ -7,8 +7,8 @@ pub mod summary;
 pub mod time;
 pub mod tree;
 
+use crate::diag::Diagnostic;
 use crate::pdu::{Origin, Pdu};
-use crate::wire::diag::Diagnostic;
 use std::io::{self, Write};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,8 +120,8 @@ impl Palette {
     pub fn info(self) -> &'static str {
         self.pick("\x1b[34m")
     }
-    pub fn severity(self, s: crate::wire::diag::Severity) -> &'static str {
-        use crate::wire::diag::Severity::*;
+    pub fn severity(self, s: crate::diag::Severity) -> &'static str {
+        use crate::diag::Severity::*;
         match s {
             Error => self.error(),
             Warning => self.warning(),

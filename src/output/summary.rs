@@ -3,8 +3,8 @@
 //! transactional id, non-zero error codes, record bytes), and the count of error diagnostics.
 
 use super::{Options, Palette};
+use crate::diag::{Diagnostic, Severity};
 use crate::pdu::{Direction, Origin, Pdu};
-use crate::wire::diag::{Diagnostic, Severity};
 use crate::wire::tree::{Kind, NodeId, Tree, Value};
 use std::fmt::Write as _;
 use std::io::{self, Write};

@@ -5,8 +5,8 @@
 
 use super::json::{size_prefix, uuid_string};
 use super::{Options, Palette};
+use crate::diag::Diagnostic;
 use crate::pdu::{Origin, Pdu};
-use crate::wire::diag::Diagnostic;
 use crate::wire::tree::{Kind, Node, NodeId, Tree, Value};
 use std::fmt::Write as _;
 use std::io::{self, Write};

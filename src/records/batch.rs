@@ -4,8 +4,8 @@
 use super::codec::{self, Codec, CodecError};
 use super::read::{Fail, R};
 use super::{control, RecordsContext, W};
+use crate::diag::Diagnostic;
 use crate::limits::MAX_NODES_PER_TREE;
-use crate::wire::diag::Diagnostic;
 use crate::wire::tree::{Kind, Span, Tree, Value};
 
 /// Bytes of a v2 batch before its records (`RECORD_BATCH_OVERHEAD`).

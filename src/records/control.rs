@@ -4,7 +4,7 @@
 
 use super::read::{Fail, R};
 use super::W;
-use crate::wire::diag::Diagnostic;
+use crate::diag::Diagnostic;
 use crate::wire::tree::Value;
 
 /// Control record types (`ControlRecordType`), by key `Type`.

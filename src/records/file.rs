@@ -12,8 +12,8 @@
 //! (warnings), `quorum-state-invalid` (error), `unknown-field` (warning), plus every batch code.
 
 use super::{decode_records, AsType, RecordsContext, MIN_BATCH_SIZE};
+use crate::diag::Diagnostic;
 use crate::limits::MAX_FRAME_SIZE;
-use crate::wire::diag::Diagnostic;
 use crate::wire::tree::{Kind, Span, Tree, Value};
 use std::io::{self, Read};
 use std::path::Path;

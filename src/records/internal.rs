@@ -19,9 +19,9 @@
 
 use super::read::R;
 use super::{AsType, W};
+use crate::diag::Diagnostic;
 use crate::protocol::{builtin, CoordinatorGroup, Resolved};
 use crate::wire::decode::decode_message_at;
-use crate::wire::diag::Diagnostic;
 use crate::wire::tree::{Span, Value};
 
 /// Largest frame version, api key or version the metadata framing accepts.

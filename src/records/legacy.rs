@@ -6,8 +6,8 @@ use super::batch::inflate;
 use super::codec::Codec;
 use super::read::{Fail, Rd, R};
 use super::{RecordsContext, MIN_BATCH_SIZE, W};
+use crate::diag::Diagnostic;
 use crate::limits::MAX_NODES_PER_TREE;
-use crate::wire::diag::Diagnostic;
 use crate::wire::tree::{Kind, Tree, Value};
 
 /// Bytes before the CRC-covered part of a message: offset, size, crc.

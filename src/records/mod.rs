@@ -60,8 +60,8 @@ pub mod internal;
 pub mod legacy;
 pub mod read;
 
+use crate::diag::Diagnostic;
 use crate::limits::MAX_NODES_PER_TREE;
-use crate::wire::diag::Diagnostic;
 use crate::wire::tree::{Kind, Span, Tree, Value};
 use read::{Fail, Rd, R};
 

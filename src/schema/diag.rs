@@ -2,7 +2,7 @@
 //! field, and what was probably meant. Shared by the loader and the validator.
 
 use super::model::Pos;
-pub use crate::wire::diag::Severity;
+pub use crate::diag::Severity;
 use std::fmt;
 use std::sync::Arc;
 

@@ -36,11 +36,11 @@
 //! section) and `_excess` (bytes a known tag declared beyond its struct's content).
 
 use super::cursor::Cursor;
-use super::diag::Diagnostic;
 use super::plan::{Plan, PlanCache};
 use super::tree::{Kind, NodeId, Span, Tree, Value};
 pub use super::walk::RecordsOptions;
 use super::walk::{Seg, Walker};
+use crate::diag::Diagnostic;
 use crate::limits::MAX_FRAME_SIZE;
 use crate::pdu::{Direction, Hints, Pdu};
 use crate::protocol::headers::{self, API_VERSIONS};

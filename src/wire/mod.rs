@@ -1,9 +1,8 @@
-//! Bytes ↔ values: cursor and primitives, plan compiler and interpreter, encoder, diagnostics,
+//! Bytes ↔ values: cursor and primitives, plan compiler and interpreter, encoder,
 //! and the decoded-tree arena.
 
 pub mod cursor;
 pub mod decode;
-pub mod diag;
 pub mod encode;
 pub mod plan;
 pub mod sample;

@@ -8,7 +8,7 @@
 //! Buffers: buffer 0 is the frame itself; decompressed record data is appended as further
 //! buffers, and every node says which buffer its span is in.
 
-use super::diag::Diagnostic;
+use crate::diag::Diagnostic;
 
 pub type NodeId = u32;
 

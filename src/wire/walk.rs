@@ -8,9 +8,9 @@
 
 use super::cursor::{Cursor, ReadError, VarintForm};
 use super::decode::{TopicNames, TOPIC_FIELDS, TOPIC_ID_FIELD};
-use super::diag::Diagnostic;
 use super::plan::{Plan, StructPlan, Ty};
 use super::tree::{Kind, NodeId, Span, Tree, Value};
+use crate::diag::Diagnostic;
 use crate::limits::{MAX_DEPTH, MAX_NODES_PER_TREE};
 use crate::records::{self, AsType, RecordsContext};
 use crate::schema::model::Prim;

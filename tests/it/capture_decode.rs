@@ -7,8 +7,8 @@ use crate::common;
 
 use kinspect::capture::decoded::{builtin_known_request, DecodeLoop, Decoded};
 use kinspect::capture::{read_capture, CaptureOptions};
+use kinspect::diag::Diagnostic;
 use kinspect::pdu::{Direction, Pdu};
-use kinspect::wire::diag::Diagnostic;
 use kinspect::wire::tree::Value;
 
 /// Why an error diagnostic on a real capture is right, or None when it is not explained.

@@ -11,8 +11,8 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::records::{
     Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
+use kinspect::diag::Severity;
 use kinspect::records::RecordsContext;
-use kinspect::wire::diag::Severity;
 use kinspect::wire::tree::{Kind, Tree, Value};
 use std::io::Write;
 use support::*;

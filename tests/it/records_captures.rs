@@ -6,8 +6,8 @@
 use crate::common;
 use crate::support;
 
+use kinspect::diag::Severity;
 use kinspect::records::RecordsContext;
-use kinspect::wire::diag::Severity;
 use std::collections::{BTreeMap, BTreeSet};
 use support::*;
 

@@ -5,9 +5,9 @@
 use crate::common;
 use crate::support;
 
+use kinspect::diag::Severity;
 use kinspect::records::file::{decode_log_file, decode_quorum_state, FileKind, LogSummary};
 use kinspect::records::RecordsContext;
-use kinspect::wire::diag::Severity;
 use kinspect::wire::tree::{Kind, Tree, Value};
 use std::io::Read;
 use support::*;

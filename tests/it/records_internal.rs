@@ -14,8 +14,8 @@ use kafka_protocol::protocol::Encodable;
 use kafka_protocol::records::{
     Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
+use kinspect::diag::Severity;
 use kinspect::records::{AsType, RecordsContext};
-use kinspect::wire::diag::Severity;
 use kinspect::wire::tree::{NodeId, Tree, Value};
 use support::*;
 

@@ -7,8 +7,8 @@ use crate::common;
 use crate::support;
 
 use base64::Engine;
+use kinspect::diag::Severity;
 use kinspect::records::RecordsContext;
-use kinspect::wire::diag::Severity;
 use kinspect::wire::tree::{NodeId, Tree, Value};
 use support::*;
 

@@ -7,10 +7,10 @@ use crate::common;
 use crate::support;
 
 use kinspect::capture::{read_capture, CaptureOptions, Event};
+use kinspect::diag::Severity;
 use kinspect::pdu::{Direction, Pdu};
 use kinspect::records::RecordsContext;
 use kinspect::wire::decode::{Decoder, RecordsOptions};
-use kinspect::wire::diag::Severity;
 use kinspect::wire::tree::{NodeId, Tree, Value};
 use std::collections::BTreeSet;
 use support::*;
