@@ -4,23 +4,7 @@
 use crate::wire::tree::{NodeId, Tree};
 use std::net::SocketAddr;
 
-/// Which way a frame travels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Direction {
-    /// Client to broker.
-    Request,
-    /// Broker to client.
-    Response,
-}
-
-impl Direction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Request => "request",
-            Direction::Response => "response",
-        }
-    }
-}
+pub use crate::protocol::Direction;
 
 /// A TCP connection, oriented client → server when known.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -7,7 +7,7 @@
 //! release's `flexibleVersions`, as Kafka's `VersionConditional` does.
 
 use super::registry::Protocol;
-use crate::pdu::Direction;
+use super::Direction;
 
 /// ApiVersions: its response header is always v0, and its response has the v0 fallback.
 pub const API_VERSIONS: i16 = 18;

@@ -5,4 +5,22 @@ pub mod errors;
 pub mod headers;
 pub mod registry;
 
+/// Which way a frame travels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Client to broker.
+    Request,
+    /// Broker to client.
+    Response,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Request => "request",
+            Direction::Response => "response",
+        }
+    }
+}
+
 pub use registry::{builtin, load, with_overlay, ApiRelease, CoordinatorGroup, Protocol, Resolved};

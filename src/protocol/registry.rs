@@ -7,7 +7,7 @@
 //! built-in releases as release "overlay": for an API key, record type or name it defines, its
 //! spec is the only one consulted.
 
-use crate::pdu::Direction;
+use super::Direction;
 use crate::schema::bundle::{self, SpecHead};
 use crate::schema::{load_dir, MessageSpec, SchemaDiag, SpecType, Versions};
 use std::collections::{BTreeSet, HashMap};
