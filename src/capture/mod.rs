@@ -26,9 +26,18 @@
 //!   hole; the hole is declared a gap.
 //! - `connections-evicted` (warning): the connection table was full; idle connections flushed.
 //! - `outstanding-overflow` (warning): too many unanswered requests; the oldest were forgotten.
+//! - `not-kafka` (info, once per connection, when it ends): a TCP connection carried data but
+//!   was not recognised as Kafka (or carried TLS off a Kafka port); the message gives its bytes
+//!   and the `--port` to try. After a hundred, one last note says the rest are only counted
+//!   (`CaptureSummary::not_kafka_connections`).
+//!
+//! Which side of a connection is the client comes from its SYN, else a known broker port, else
+//! the bytes (a request answered by its correlation id; see `detect`), never from which port is
+//! higher.
 
 mod conv;
 pub mod decoded;
+mod detect;
 mod framing;
 mod link;
 #[cfg(feature = "live")]
@@ -46,6 +55,9 @@ pub use sasl::mask_sasl_plain;
 use crate::pdu::{Hints, Origin};
 use crate::wire::diag::Diagnostic;
 use std::fmt;
+
+/// Code of the note about a TCP connection that carried data but was not recognised as Kafka.
+pub const NOT_KAFKA: &str = "not-kafka";
 
 /// Ports Kafka brokers usually listen on. Traffic on other ports is still found by its content.
 pub const DEFAULT_KAFKA_PORTS: &[u16] = &[
@@ -122,6 +134,42 @@ pub struct CaptureSummary {
     pub connections: u64,
     /// Connections carrying Kafka.
     pub kafka_connections: u64,
+    /// Connections that carried data but were not recognised as Kafka (the first hundred have a
+    /// `not-kafka` note each), and the payload bytes they carried.
+    pub not_kafka_connections: u64,
+    pub not_kafka_bytes: u64,
+}
+
+impl CaptureSummary {
+    /// When no Kafka frame was found, the sentence that says what was read instead, for a user
+    /// who would otherwise see no output at all: `312 packets, 4 TCP connections, no Kafka
+    /// traffic recognised; try --port PORT with the broker's port`. `None` when Kafka frames
+    /// were found.
+    pub fn no_kafka_message(&self) -> Option<String> {
+        if self.frames > 0 {
+            return None;
+        }
+        let count = |n: u64, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        let mut s = count(self.packets, "packet");
+        if self.packets > 0 {
+            s.push_str(", ");
+            s.push_str(&count(self.connections, "TCP connection"));
+        }
+        if self.kafka_connections > 0 {
+            // Kafka by port or content, but not one frame: handshakes only, or a stream that
+            // ended before its first frame did.
+            s.push_str(&format!(
+                ", {} of them Kafka, but no complete Kafka frame",
+                self.kafka_connections
+            ));
+        } else {
+            s.push_str(", no Kafka traffic recognised");
+            if self.connections > 0 {
+                s.push_str("; try --port PORT with the broker's port");
+            }
+        }
+        Some(s)
+    }
 }
 
 /// Why a capture could not be read at all.
@@ -224,9 +272,11 @@ impl<'o> Pipeline<'o> {
     /// Flushes every open connection and fills in the connection counts.
     pub(crate) fn finish(&mut self, out: &mut Counter<'_>) {
         self.tracker.finish(out);
-        let (conns, kafka) = self.tracker.counts();
-        out.summary.connections = conns;
-        out.summary.kafka_connections = kafka;
+        let t = self.tracker.totals();
+        out.summary.connections = t.connections;
+        out.summary.kafka_connections = t.kafka;
+        out.summary.not_kafka_connections = t.not_kafka;
+        out.summary.not_kafka_bytes = t.not_kafka_bytes;
     }
 }
 
