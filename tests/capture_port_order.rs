@@ -284,6 +284,7 @@ fn an_empty_capture_says_it_held_no_packets() {
         summary.no_kafka_message().as_deref(),
         Some("0 packets, no Kafka traffic recognised")
     );
+    assert_eq!(summary.first_ts_ns, None);
 }
 
 #[test]

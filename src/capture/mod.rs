@@ -118,6 +118,27 @@ pub enum Event<'a> {
     Note { origin: Origin, diag: Diagnostic },
 }
 
+/// Where the reader delivers what it finds (ripgrep's `Sink` is the model: methods with defaults,
+/// so a sink implements only what it needs and new callbacks break no sink). A closure taking an
+/// [`Event`] is a sink.
+pub trait CaptureSink {
+    /// A frame or a note, in capture order.
+    fn event(&mut self, ev: Event<'_>);
+    /// The capture's first packet was read, at `ts_ns` (nanoseconds since the Unix epoch).
+    /// Called once, before any event that packet leads to, and not at all for a capture
+    /// without packets. Times "relative to the start of the capture" (tshark's
+    /// `frame.time_relative`, the summary printer's default) count from here, not from the
+    /// first Kafka frame, which may come much later; a streaming printer needs it before it
+    /// prints anything.
+    fn first_packet(&mut self, _ts_ns: i64) {}
+}
+
+impl<F: FnMut(Event<'_>)> CaptureSink for F {
+    fn event(&mut self, ev: Event<'_>) {
+        self(ev)
+    }
+}
+
 /// Totals of one read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CaptureSummary {
@@ -138,6 +159,8 @@ pub struct CaptureSummary {
     /// `not-kafka` note each), and the payload bytes they carried.
     pub not_kafka_connections: u64,
     pub not_kafka_bytes: u64,
+    /// Timestamp of the first packet (ns since the Unix epoch), when there was one.
+    pub first_ts_ns: Option<i64>,
 }
 
 impl CaptureSummary {
@@ -215,7 +238,16 @@ impl From<std::io::Error> for CaptureError {
 pub fn read_capture<R: std::io::Read>(
     reader: R,
     opts: &CaptureOptions,
-    sink: &mut dyn FnMut(Event<'_>),
+    mut sink: &mut dyn FnMut(Event<'_>),
+) -> Result<CaptureSummary, CaptureError> {
+    read_capture_to(reader, opts, &mut sink)
+}
+
+/// [`read_capture`] into a [`CaptureSink`], which also hears of the first packet's timestamp.
+pub fn read_capture_to<R: std::io::Read>(
+    reader: R,
+    opts: &CaptureOptions,
+    sink: &mut dyn CaptureSink,
 ) -> Result<CaptureSummary, CaptureError> {
     let mut summary = CaptureSummary::default();
     let mut pipeline = Pipeline::new(opts);
@@ -254,6 +286,10 @@ impl<'o> Pipeline<'o> {
     }
 
     pub(crate) fn packet(&mut self, p: &pcap::Packet<'_>, out: &mut Counter<'_>) {
+        if out.summary.packets == 0 {
+            out.summary.first_ts_ns = Some(p.ts_ns);
+            out.sink.first_packet(p.ts_ns);
+        }
         out.summary.packets += 1;
         match link::parse(p.linktype, p.data, &mut self.link) {
             link::Parsed::Tcp(seg) => self.tracker.on_segment(&seg, p, out),
@@ -282,7 +318,7 @@ impl<'o> Pipeline<'o> {
 
 /// Numbers the events and keeps the summary's counts, between the reassembly and the sink.
 pub(crate) struct Counter<'s> {
-    sink: &'s mut dyn FnMut(Event<'_>),
+    sink: &'s mut dyn CaptureSink,
     summary: &'s mut CaptureSummary,
     index: u64,
 }
@@ -292,7 +328,7 @@ impl Counter<'_> {
         origin.index = self.index;
         self.index += 1;
         self.summary.frames += 1;
-        (self.sink)(Event::Frame {
+        self.sink.event(Event::Frame {
             origin,
             hints,
             data,
@@ -304,6 +340,6 @@ impl Counter<'_> {
         if diag.is_error() {
             self.summary.error_notes += 1;
         }
-        (self.sink)(Event::Note { origin, diag });
+        self.sink.event(Event::Note { origin, diag });
     }
 }
