@@ -28,6 +28,14 @@ pub const MAX_REASSEMBLY_BUFFER: usize = 8 * 1024 * 1024;
 /// Most TCP connections tracked at once; the oldest idle ones are flushed past this.
 pub const MAX_CONNECTIONS: usize = 65_536;
 
+/// Most bytes kept per TCP connection while it is not yet known which side is the Kafka client
+/// (no SYN, no known broker port): enough for a request and its response; past it the direction
+/// is decided from the evidence so far.
+pub const MAX_DETECTION_BYTES: usize = 256 * 1024;
+
+/// Most bytes kept for direction detection by all connections together.
+pub const MAX_DETECTION_BYTES_TOTAL: usize = 32 * 1024 * 1024;
+
 /// Most outstanding requests remembered per connection for correlation-id matching.
 pub const MAX_OUTSTANDING_PER_CONN: usize = 4096;
 

@@ -106,8 +106,9 @@ pub fn capture_live(
     let linktype = cap.get_datalink().0;
     let mut summary = CaptureSummary::default();
     let mut pipeline = Pipeline::new(opts);
+    let mut sink = sink;
     let mut out = Counter {
-        sink,
+        sink: &mut sink,
         summary: &mut summary,
         index: 0,
     };

@@ -26,9 +26,18 @@
 //!   hole; the hole is declared a gap.
 //! - `connections-evicted` (warning): the connection table was full; idle connections flushed.
 //! - `outstanding-overflow` (warning): too many unanswered requests; the oldest were forgotten.
+//! - `not-kafka` (info, once per connection, when it ends): a TCP connection carried data but
+//!   was not recognised as Kafka (or carried TLS off a Kafka port); the message gives its bytes
+//!   and the `--port` to try. After a hundred, one last note says the rest are only counted
+//!   (`CaptureSummary::not_kafka_connections`).
+//!
+//! Which side of a connection is the client comes from its SYN, else a known broker port, else
+//! the bytes (a request answered by its correlation id; see `detect`), never from which port is
+//! higher.
 
 mod conv;
 pub mod decoded;
+mod detect;
 mod framing;
 mod link;
 #[cfg(feature = "live")]
@@ -46,6 +55,9 @@ pub use sasl::mask_sasl_plain;
 use crate::diag::Diagnostic;
 use crate::pdu::{Hints, Origin};
 use std::fmt;
+
+/// Code of the note about a TCP connection that carried data but was not recognised as Kafka.
+pub const NOT_KAFKA: &str = "not-kafka";
 
 /// Ports Kafka brokers usually listen on. Traffic on other ports is still found by its content.
 pub const DEFAULT_KAFKA_PORTS: &[u16] = &[
@@ -106,6 +118,27 @@ pub enum Event<'a> {
     Note { origin: Origin, diag: Diagnostic },
 }
 
+/// Where the reader delivers what it finds (ripgrep's `Sink` is the model: methods with defaults,
+/// so a sink implements only what it needs and new callbacks break no sink). A closure taking an
+/// [`Event`] is a sink.
+pub trait CaptureSink {
+    /// A frame or a note, in capture order.
+    fn event(&mut self, ev: Event<'_>);
+    /// The capture's first packet was read, at `ts_ns` (nanoseconds since the Unix epoch).
+    /// Called once, before any event that packet leads to, and not at all for a capture
+    /// without packets. Times "relative to the start of the capture" (tshark's
+    /// `frame.time_relative`, the summary printer's default) count from here, not from the
+    /// first Kafka frame, which may come much later; a streaming printer needs it before it
+    /// prints anything.
+    fn first_packet(&mut self, _ts_ns: i64) {}
+}
+
+impl<F: FnMut(Event<'_>)> CaptureSink for F {
+    fn event(&mut self, ev: Event<'_>) {
+        self(ev)
+    }
+}
+
 /// Totals of one read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CaptureSummary {
@@ -122,6 +155,44 @@ pub struct CaptureSummary {
     pub connections: u64,
     /// Connections carrying Kafka.
     pub kafka_connections: u64,
+    /// Connections that carried data but were not recognised as Kafka (the first hundred have a
+    /// `not-kafka` note each), and the payload bytes they carried.
+    pub not_kafka_connections: u64,
+    pub not_kafka_bytes: u64,
+    /// Timestamp of the first packet (ns since the Unix epoch), when there was one.
+    pub first_ts_ns: Option<i64>,
+}
+
+impl CaptureSummary {
+    /// When no Kafka frame was found, the sentence that says what was read instead, for a user
+    /// who would otherwise see no output at all: `312 packets, 4 TCP connections, no Kafka
+    /// traffic recognised; try --port PORT with the broker's port`. `None` when Kafka frames
+    /// were found.
+    pub fn no_kafka_message(&self) -> Option<String> {
+        if self.frames > 0 {
+            return None;
+        }
+        let count = |n: u64, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        let mut s = count(self.packets, "packet");
+        if self.packets > 0 {
+            s.push_str(", ");
+            s.push_str(&count(self.connections, "TCP connection"));
+        }
+        if self.kafka_connections > 0 {
+            // Kafka by port or content, but not one frame: handshakes only, or a stream that
+            // ended before its first frame did.
+            s.push_str(&format!(
+                ", {} of them Kafka, but no complete Kafka frame",
+                self.kafka_connections
+            ));
+        } else {
+            s.push_str(", no Kafka traffic recognised");
+            if self.connections > 0 {
+                s.push_str("; try --port PORT with the broker's port");
+            }
+        }
+        Some(s)
+    }
 }
 
 /// Why a capture could not be read at all.
@@ -167,7 +238,16 @@ impl From<std::io::Error> for CaptureError {
 pub fn read_capture<R: std::io::Read>(
     reader: R,
     opts: &CaptureOptions,
-    sink: &mut dyn FnMut(Event<'_>),
+    mut sink: &mut dyn FnMut(Event<'_>),
+) -> Result<CaptureSummary, CaptureError> {
+    read_capture_to(reader, opts, &mut sink)
+}
+
+/// [`read_capture`] into a [`CaptureSink`], which also hears of the first packet's timestamp.
+pub fn read_capture_to<R: std::io::Read>(
+    reader: R,
+    opts: &CaptureOptions,
+    sink: &mut dyn CaptureSink,
 ) -> Result<CaptureSummary, CaptureError> {
     let mut summary = CaptureSummary::default();
     let mut pipeline = Pipeline::new(opts);
@@ -206,6 +286,10 @@ impl<'o> Pipeline<'o> {
     }
 
     pub(crate) fn packet(&mut self, p: &pcap::Packet<'_>, out: &mut Counter<'_>) {
+        if out.summary.packets == 0 {
+            out.summary.first_ts_ns = Some(p.ts_ns);
+            out.sink.first_packet(p.ts_ns);
+        }
         out.summary.packets += 1;
         match link::parse(p.linktype, p.data, &mut self.link) {
             link::Parsed::Tcp(seg) => self.tracker.on_segment(&seg, p, out),
@@ -224,15 +308,17 @@ impl<'o> Pipeline<'o> {
     /// Flushes every open connection and fills in the connection counts.
     pub(crate) fn finish(&mut self, out: &mut Counter<'_>) {
         self.tracker.finish(out);
-        let (conns, kafka) = self.tracker.counts();
-        out.summary.connections = conns;
-        out.summary.kafka_connections = kafka;
+        let t = self.tracker.totals();
+        out.summary.connections = t.connections;
+        out.summary.kafka_connections = t.kafka;
+        out.summary.not_kafka_connections = t.not_kafka;
+        out.summary.not_kafka_bytes = t.not_kafka_bytes;
     }
 }
 
 /// Numbers the events and keeps the summary's counts, between the reassembly and the sink.
 pub(crate) struct Counter<'s> {
-    sink: &'s mut dyn FnMut(Event<'_>),
+    sink: &'s mut dyn CaptureSink,
     summary: &'s mut CaptureSummary,
     index: u64,
 }
@@ -242,7 +328,7 @@ impl Counter<'_> {
         origin.index = self.index;
         self.index += 1;
         self.summary.frames += 1;
-        (self.sink)(Event::Frame {
+        self.sink.event(Event::Frame {
             origin,
             hints,
             data,
@@ -254,6 +340,6 @@ impl Counter<'_> {
         if diag.is_error() {
             self.summary.error_notes += 1;
         }
-        (self.sink)(Event::Note { origin, diag });
+        self.sink.event(Event::Note { origin, diag });
     }
 }

@@ -1,7 +1,9 @@
 //! Statistics of a decoded capture, in bounded memory: PDUs and bytes per API and version,
 //! error codes by name, latency percentiles per API (log-bucketed histograms, about 3% wide),
-//! clients by client id, bytes per direction, diagnostics and notes by code.
+//! clients by client id, bytes per direction, diagnostics and notes by code, and what the
+//! captures held besides Kafka (connections not recognised, with their bytes).
 
+use super::CaptureSummary;
 use crate::diag::{Diagnostic, Severity};
 use crate::pdu::{Direction, Origin, Pdu};
 use crate::protocol::errors::error_name;
@@ -119,6 +121,15 @@ pub struct Stats {
     pub unknown: u64,
     /// (code, severity) → count, over PDU diagnostics and capture notes.
     pub diagnostics: BTreeMap<(&'static str, Severity), u64>,
+    /// Packets and TCP connections read, connections recognised as Kafka, and connections that
+    /// carried data but were not recognised (with their bytes), over every capture added with
+    /// [`Stats::capture`]. Exact, unlike a count of `not-kafka` notes (which stop after a
+    /// hundred).
+    pub packets: u64,
+    pub connections: u64,
+    pub kafka_connections: u64,
+    pub not_kafka_connections: u64,
+    pub not_kafka_bytes: u64,
 }
 
 impl Stats {
@@ -128,6 +139,15 @@ impl Stats {
 
     pub fn note(&mut self, _origin: &Origin, d: &Diagnostic) {
         *self.diagnostics.entry((d.code, d.severity)).or_default() += 1;
+    }
+
+    /// Adds the totals of one capture read.
+    pub fn capture(&mut self, s: &CaptureSummary) {
+        self.packets += s.packets;
+        self.connections += s.connections;
+        self.kafka_connections += s.kafka_connections;
+        self.not_kafka_connections += s.not_kafka_connections;
+        self.not_kafka_bytes += s.not_kafka_bytes;
     }
 
     pub fn pdu(&mut self, pdu: &Pdu) {

@@ -2,23 +2,32 @@
 //! connection carries Kafka, and in-order reassembly per direction (out-of-order segments held
 //! up to a bound, retransmissions and overlaps trimmed, gaps declared when the peer acknowledges
 //! bytes never captured, when the hold bound is hit, or when the stream ends).
+//!
+//! The client is the side that sent the SYN, else the side talking to a known broker port, else
+//! the side whose bytes are Kafka requests answered by the other (`detect`): never the side
+//! with the higher port.
 
 use super::conv::{looks_like_request, looks_like_tls, Conversation, FlowView};
+use super::detect::{pending_cost, Detector, Pending, Verdict};
 use super::framing::{Framer, Plausible};
 use super::link::{Segment, TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN};
 use super::pcap::Packet;
-use super::{CaptureOptions, Counter};
+use super::{CaptureOptions, Counter, NOT_KAFKA};
 use crate::diag::Diagnostic;
-use crate::limits::{MAX_CONNECTIONS, MAX_REASSEMBLY_BUFFER};
+use crate::limits::{
+    MAX_CONNECTIONS, MAX_DETECTION_BYTES, MAX_DETECTION_BYTES_TOTAL, MAX_REASSEMBLY_BUFFER,
+};
 use crate::pdu::{Conn, Direction, Origin};
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 
-/// Segments a connection of unknown purpose may carry before it is judged not to be Kafka.
+/// Segments a connection whose client is known but whose purpose is not may carry before it is
+/// judged not to be Kafka.
 const DETECTION_SEGMENTS: u8 = 8;
 
-/// Lowest ephemeral (client) port on Linux.
-const EPHEMERAL: u16 = 32768;
+/// `not-kafka` notes given one by one; past this (a busy host's capture can hold thousands of
+/// other connections) one more note says the rest are only counted in the summary.
+const MAX_NOT_KAFKA_NOTES: u64 = 100;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -86,7 +95,12 @@ struct Connection {
     kind: Kind,
     flows: [Flow; 2],
     conv: Conversation,
+    /// Evidence and kept segments while neither a SYN nor a port says which side is the client.
+    detect: Option<Box<Detector>>,
+    /// Payload bytes seen in both directions (on the wire).
+    bytes: u64,
     last_frame: u64,
+    last_ts: i64,
     closed: bool,
 }
 
@@ -105,11 +119,22 @@ impl Connection {
     }
 }
 
+/// Counts over every connection, and the detection bytes kept by all of them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Totals {
+    pub connections: u64,
+    pub kafka: u64,
+    /// Connections that carried data but were not recognised as Kafka, and their bytes.
+    pub not_kafka: u64,
+    pub not_kafka_bytes: u64,
+    pending_bytes: usize,
+}
+
 pub(crate) struct Tracker<'o> {
     opts: &'o CaptureOptions,
     conns: HashMap<(SocketAddr, SocketAddr), Connection>,
     next_stream: u32,
-    kafka: u64,
+    totals: Totals,
 }
 
 impl<'o> Tracker<'o> {
@@ -118,12 +143,15 @@ impl<'o> Tracker<'o> {
             opts,
             conns: HashMap::new(),
             next_stream: 0,
-            kafka: 0,
+            totals: Totals::default(),
         }
     }
 
-    pub(crate) fn counts(&self) -> (u64, u64) {
-        (self.next_stream as u64, self.kafka)
+    pub(crate) fn totals(&self) -> Totals {
+        Totals {
+            connections: self.next_stream as u64,
+            ..self.totals
+        }
     }
 
     pub(crate) fn on_segment(&mut self, seg: &Segment<'_>, p: &Packet<'_>, out: &mut Counter<'_>) {
@@ -140,7 +168,7 @@ impl<'o> Tracker<'o> {
             });
         if reopen {
             if let Some(mut old) = self.conns.remove(&key) {
-                finish_conn(&mut old, self.opts, out);
+                finish_conn(&mut old, self.opts, &mut self.totals, out);
             }
         }
         if !self.conns.contains_key(&key) {
@@ -155,7 +183,10 @@ impl<'o> Tracker<'o> {
                 kind: Kind::Unknown { tries: 0 },
                 flows: [Flow::new(), Flow::new()],
                 conv: Conversation::default(),
+                detect: None,
+                bytes: 0,
                 last_frame: p.frame,
+                last_ts: p.ts_ns,
                 closed: false,
             };
             self.next_stream = self.next_stream.saturating_add(1);
@@ -165,9 +196,11 @@ impl<'o> Tracker<'o> {
             return;
         };
         c.last_frame = p.frame;
+        c.last_ts = p.ts_ns;
         if c.closed {
             return;
         }
+        c.bytes += seg.wire_len as u64;
         let fi = if seg.src == c.a { 0 } else { 1 };
         if seg.flags & TCP_SYN != 0 {
             let f = &mut c.flows[fi];
@@ -184,42 +217,38 @@ impl<'o> Tracker<'o> {
         }
         if c.client_is_a.is_none() {
             let (pa, pb) = (c.a.port(), c.b.port());
+            // Only a known broker port counts: which port is higher says nothing (clients
+            // connect from any port behind NAT, in containers, in test harnesses). Without a
+            // port, `detect` decides from the bytes.
             match (self.opts.is_kafka_port(pa), self.opts.is_kafka_port(pb)) {
                 (false, true) => c.client_is_a = Some(true),
                 (true, false) => c.client_is_a = Some(false),
-                // Clients connect from ephemeral ports (32768 and up on Linux, 49152 and up
-                // elsewhere) while brokers listen below: without a SYN or a known port, this
-                // keeps a response that happens to parse as a request from turning the
-                // connection around.
-                _ if pa >= EPHEMERAL && pb < EPHEMERAL => c.client_is_a = Some(true),
-                _ if pb >= EPHEMERAL && pa < EPHEMERAL => c.client_is_a = Some(false),
                 _ => {}
             }
         }
-        let mut fresh_kafka = false;
+        let mut kept = false;
         if seg.wire_len > 0 || seg.flags & TCP_FIN != 0 {
             if c.flows[fi].base.is_none() {
                 c.flows[fi].base = Some(seg.seq);
             }
             if seg.wire_len > 0 && matches!(c.kind, Kind::Unknown { .. }) {
-                fresh_kafka = classify(c, fi, seg, self.opts, p, out);
+                if c.client_is_a.is_none() && !looks_like_tls(seg.payload) {
+                    kept = detect(c, fi, seg, p, self.opts, &mut self.totals, out);
+                } else if classify(c, fi, seg, self.opts, &mut self.totals, p, out) {
+                    self.totals.kafka += 1;
+                }
             }
         }
-        if fresh_kafka {
-            self.kafka += 1;
-        }
-        let Some(c) = self.conns.get_mut(&key) else {
-            return;
-        };
-        if c.kind == Kind::Kafka {
+        if c.kind == Kind::Kafka && !kept {
             if seg.wire_len > 0 {
                 accept(c, fi, seg, p, self.opts, out);
             }
             if seg.flags & TCP_ACK != 0 {
                 acknowledge(c, 1 - fi, seg.ack, p, self.opts, out);
             }
-        } else if seg.wire_len > 0 && matches!(c.kind, Kind::Unknown { .. }) {
-            // Not yet known to be Kafka: the bytes are dropped but the stream position moves on.
+        } else if !kept && seg.wire_len > 0 && matches!(c.kind, Kind::Unknown { .. }) {
+            // Not yet known to be Kafka (and not kept for replay): the bytes are dropped but the
+            // stream position moves on.
             let f = &mut c.flows[fi];
             f.dropped += seg.wire_len as u64;
             if let Some(o) = f.offset_of(seg.seq) {
@@ -230,7 +259,7 @@ impl<'o> Tracker<'o> {
             c.flows[fi].fin = true;
         }
         if seg.flags & TCP_RST != 0 || (c.flows[0].fin && c.flows[1].fin) {
-            finish_conn(c, self.opts, out);
+            finish_conn(c, self.opts, &mut self.totals, out);
         }
     }
 
@@ -242,7 +271,7 @@ impl<'o> Tracker<'o> {
         let n = (ages.len() / 8).max(1);
         for (_, k) in ages.into_iter().take(n) {
             if let Some(mut c) = self.conns.remove(&k) {
-                finish_conn(&mut c, self.opts, out);
+                finish_conn(&mut c, self.opts, &mut self.totals, out);
             }
         }
         out.note(
@@ -261,7 +290,7 @@ impl<'o> Tracker<'o> {
         let mut all: Vec<Connection> = self.conns.drain().map(|(_, c)| c).collect();
         all.sort_by_key(|c| c.stream);
         for c in all.iter_mut() {
-            finish_conn(c, self.opts, out);
+            finish_conn(c, self.opts, &mut self.totals, out);
         }
     }
 }
@@ -273,6 +302,7 @@ fn classify(
     fi: usize,
     seg: &Segment<'_>,
     opts: &CaptureOptions,
+    totals: &mut Totals,
     p: &Packet<'_>,
     out: &mut Counter<'_>,
 ) -> bool {
@@ -282,6 +312,7 @@ fn classify(
     let on_port = opts.is_kafka_port(c.a.port()) || opts.is_kafka_port(c.b.port());
     if looks_like_tls(seg.payload) {
         c.kind = Kind::Tls;
+        forget_detection(c, totals);
         if on_port {
             let conn = c.conn();
             out.note(
@@ -291,17 +322,16 @@ fn classify(
         }
         return false;
     }
-    let sender_is_client = c.client_is_a.map(|a| a == (fi == 0));
-    if on_port && c.client_is_a.is_some() {
-        c.kind = Kind::Kafka;
-    } else if sender_is_client != Some(false)
-        && looks_like_request(seg.payload, opts, true) == Plausible::Yes
+    // A connection whose client is not known is `detect`'s.
+    let Some(client_is_a) = c.client_is_a else {
+        return false;
+    };
+    let sender_is_client = client_is_a == (fi == 0);
+    if on_port
+        || (sender_is_client && looks_like_request(seg.payload, opts, true) == Plausible::Yes)
     {
         c.kind = Kind::Kafka;
-        if c.client_is_a.is_none() {
-            c.client_is_a = Some(fi == 0);
-        }
-    } else if !on_port && c.flows[fi].from_start && sender_is_client == Some(true) {
+    } else if c.flows[fi].from_start && sender_is_client {
         // The client's first bytes are not a Kafka request: some other protocol.
         c.kind = Kind::NotKafka;
     } else if tries + 1 >= DETECTION_SEGMENTS {
@@ -310,6 +340,98 @@ fn classify(
         c.kind = Kind::Unknown { tries: tries + 1 };
     }
     c.kind == Kind::Kafka
+}
+
+/// Offers a segment of a connection whose client is not known to its detector, keeping it for
+/// replay; settles the connection when the evidence (or a bound) says so. Returns whether the
+/// segment was kept (and so has already been replayed if the connection became Kafka).
+fn detect(
+    c: &mut Connection,
+    fi: usize,
+    seg: &Segment<'_>,
+    p: &Packet<'_>,
+    opts: &CaptureOptions,
+    totals: &mut Totals,
+    out: &mut Counter<'_>,
+) -> bool {
+    let det = c.detect.get_or_insert_with(Box::default);
+    let mut verdict = det.offer(fi, seg.payload, opts);
+    let cost = pending_cost(seg.payload.len());
+    let fits = det.bytes + cost <= MAX_DETECTION_BYTES
+        && totals.pending_bytes + cost <= MAX_DETECTION_BYTES_TOTAL;
+    let kept = fits && verdict != Verdict::NotKafka;
+    if kept {
+        det.pending.push(Pending {
+            fi,
+            seq: seg.seq,
+            ack: seg.ack,
+            flags: seg.flags,
+            wire_len: seg.wire_len,
+            data: seg.payload.to_vec(),
+            frame: p.frame,
+            ts_ns: p.ts_ns,
+        });
+        det.bytes += cost;
+        totals.pending_bytes += cost;
+    } else if verdict == Verdict::Wait {
+        verdict = det.fallback();
+    }
+    settle(c, verdict, opts, totals, out);
+    kept
+}
+
+/// Applies a detector's verdict: a Kafka connection gets its client and its kept segments
+/// replayed through reassembly in arrival order, as if it had been recognised at once.
+fn settle(
+    c: &mut Connection,
+    verdict: Verdict,
+    opts: &CaptureOptions,
+    totals: &mut Totals,
+    out: &mut Counter<'_>,
+) {
+    match verdict {
+        Verdict::Wait => {}
+        Verdict::NotKafka => {
+            c.kind = Kind::NotKafka;
+            forget_detection(c, totals);
+        }
+        Verdict::ClientIs(client) => {
+            c.kind = Kind::Kafka;
+            c.client_is_a = Some(client == 0);
+            totals.kafka += 1;
+            let Some(det) = c.detect.take() else { return };
+            totals.pending_bytes -= det.bytes;
+            let (a, b) = (c.a, c.b);
+            for k in det.pending {
+                let (src, dst) = if k.fi == 0 { (a, b) } else { (b, a) };
+                let seg = Segment {
+                    src,
+                    dst,
+                    seq: k.seq,
+                    ack: k.ack,
+                    flags: k.flags,
+                    payload: &k.data,
+                    wire_len: k.wire_len,
+                };
+                let p = Packet {
+                    frame: k.frame,
+                    ts_ns: k.ts_ns,
+                    linktype: 0,
+                    data: &[],
+                };
+                accept(c, k.fi, &seg, &p, opts, out);
+                if k.flags & TCP_ACK != 0 {
+                    acknowledge(c, 1 - k.fi, k.ack, &p, opts, out);
+                }
+            }
+        }
+    }
+}
+
+fn forget_detection(c: &mut Connection, totals: &mut Totals) {
+    if let Some(det) = c.detect.take() {
+        totals.pending_bytes -= det.bytes;
+    }
 }
 
 fn direction_of(c: &Connection, fi: usize) -> Option<Direction> {
@@ -559,12 +681,23 @@ fn flush_held(
     }
 }
 
-fn finish_conn(c: &mut Connection, opts: &CaptureOptions, out: &mut Counter<'_>) {
+fn finish_conn(
+    c: &mut Connection,
+    opts: &CaptureOptions,
+    totals: &mut Totals,
+    out: &mut Counter<'_>,
+) {
     if c.closed {
         return;
     }
     c.closed = true;
+    if let Some(det) = &c.detect {
+        // No more evidence will come.
+        let verdict = det.fallback();
+        settle(c, verdict, opts, totals, out);
+    }
     if c.kind != Kind::Kafka {
+        not_kafka(c, opts, totals, out);
         return;
     }
     for fi in 0..2 {
@@ -587,4 +720,57 @@ fn finish_conn(c: &mut Connection, opts: &CaptureOptions, out: &mut Counter<'_>)
     // A closed connection stays in the table (so late packets do not start a new stream) but
     // keeps nothing that grows.
     c.conv = Conversation::default();
+}
+
+/// A connection that carried data but was not recognised as Kafka is said so, with a hint: a
+/// broker on a port kinspect does not know, whose first bytes were not captured, is found with
+/// `--port`.
+fn not_kafka(c: &Connection, opts: &CaptureOptions, totals: &mut Totals, out: &mut Counter<'_>) {
+    let on_port = opts.is_kafka_port(c.a.port()) || opts.is_kafka_port(c.b.port());
+    if c.bytes == 0 || (c.kind == Kind::Tls && on_port) {
+        // Nothing to say, or already said (`tls`).
+        return;
+    }
+    totals.not_kafka += 1;
+    totals.not_kafka_bytes += c.bytes;
+    if totals.not_kafka > MAX_NOT_KAFKA_NOTES + 1 {
+        return;
+    }
+    let conn = c.conn();
+    let origin = Origin {
+        frame: Some(c.last_frame),
+        ts_ns: Some(c.last_ts),
+        conn: Some(conn),
+        ..Origin::default()
+    };
+    if totals.not_kafka == MAX_NOT_KAFKA_NOTES + 1 {
+        out.note(
+            origin,
+            Diagnostic::info(
+                NOT_KAFKA,
+                "capture",
+                0,
+                format!("more than {MAX_NOT_KAFKA_NOTES} TCP connections carried data not recognised as Kafka; the rest are only counted in the capture summary"),
+            ),
+        );
+        return;
+    }
+    let what = if c.kind == Kind::Tls {
+        "of TLS: encrypted, not decoded".to_string()
+    } else {
+        let ports = match c.client_is_a {
+            Some(_) => format!("--port {}", conn.server.port()),
+            None => format!("--port {} or --port {}", c.a.port(), c.b.port()),
+        };
+        format!("but no Kafka traffic was recognised; if it is Kafka, try {ports}")
+    };
+    out.note(
+        origin,
+        Diagnostic::info(
+            NOT_KAFKA,
+            "capture",
+            0,
+            format!("this TCP connection carried {} byte(s) {what}", c.bytes),
+        ),
+    );
 }

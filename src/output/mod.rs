@@ -195,9 +195,16 @@ impl<W: Write> Printer<W> {
     }
 
     /// Notes the timestamp of something read, shown or not, so that summary times stay
-    /// relative to the start of the input whatever the filters hide.
+    /// relative to the start of the input whatever the filters hide. The first call sets time
+    /// zero: give it the capture's first packet (`capture::CaptureSink::first_packet`) to follow
+    /// tshark's convention.
     pub fn clock(&mut self, ts_ns: Option<i64>) {
         self.summary.clock(ts_ns);
+    }
+
+    /// How the summary view shows times (relative to the first packet unless set).
+    pub fn set_time_format(&mut self, time: time::TimeFormat) {
+        self.summary.set_time_format(time);
     }
 
     /// Prints one decoded PDU; `input` names the file when several were given.

@@ -1,7 +1,9 @@
-//! One line per PDU, like tshark's default view: frame, relative time, connection, direction,
+//! One line per PDU, like tshark's default view: frame, time (relative to the capture's first
+//! packet by default; see [`TimeFormat`]), connection, direction,
 //! API and version, correlation id, a few key facts read from the tree (topics, group,
 //! transactional id, non-zero error codes, record bytes), and the count of error diagnostics.
 
+use super::time::TimeFormat;
 use super::{Options, Palette};
 use crate::diag::{Diagnostic, Severity};
 use crate::pdu::{Direction, Origin, Pdu};
@@ -14,10 +16,13 @@ const MAX_TOPICS: usize = 3;
 /// Distinct error codes listed.
 const MAX_ERRORS: usize = 4;
 
-/// The printer's memory between lines: the first timestamp, for relative times.
+/// The printer's memory between lines: the first timestamp, for relative times, and the last
+/// shown PDU's, for deltas.
 #[derive(Default, Debug)]
 pub struct State {
     first_ts: Option<i64>,
+    prev_shown: Option<i64>,
+    time: TimeFormat,
 }
 
 /// Kafka's name for an error code, when known.
@@ -26,13 +31,28 @@ pub fn error_name(code: i16) -> Option<&'static str> {
 }
 
 impl State {
+    pub fn with_time_format(time: TimeFormat) -> State {
+        State {
+            time,
+            ..State::default()
+        }
+    }
+
+    pub fn set_time_format(&mut self, time: TimeFormat) {
+        self.time = time;
+    }
+
+    /// Notes the timestamp of something read, shown or not: the first one noted is time zero
+    /// for relative times. Give it the capture's first packet (`CaptureSink::first_packet`)
+    /// before anything else, so times follow tshark's `frame.time_relative`.
     pub fn clock(&mut self, ts_ns: Option<i64>) {
         if let Some(ts) = ts_ns {
             self.first_ts.get_or_insert(ts);
         }
     }
 
-    fn prefix(&mut self, o: &Origin) -> String {
+    /// The frame number and time column; `shown_pdu` moves the delta's reference on.
+    fn prefix(&mut self, o: &Origin, shown_pdu: bool) -> String {
         let mut s = match o.frame {
             Some(f) => format!("{f:>6}"),
             None => format!("{:>6}", format!("#{}", o.index)),
@@ -42,13 +62,10 @@ impl State {
         }
         if let Some(ts) = o.ts_ns {
             let first = *self.first_ts.get_or_insert(ts);
-            let rel = ts.saturating_sub(first);
-            let _ = write!(
-                s,
-                " {:>4}.{:06}",
-                rel.div_euclid(1_000_000_000),
-                rel.rem_euclid(1_000_000_000) / 1000
-            );
+            let _ = write!(s, " {}", self.time.render(ts, Some(first), self.prev_shown));
+            if shown_pdu {
+                self.prev_shown = Some(ts);
+            }
         }
         s
     }
@@ -60,7 +77,7 @@ impl State {
         o: &Options,
     ) -> io::Result<()> {
         let p = Palette::new(o.color);
-        let mut s = self.prefix(&pdu.origin);
+        let mut s = self.prefix(&pdu.origin, true);
         if let (Some(c), Some(d)) = (&pdu.origin.conn, pdu.direction) {
             let (from, to) = match d {
                 Direction::Request => (c.client, c.server),
@@ -119,7 +136,7 @@ impl State {
         o: &Options,
     ) -> io::Result<()> {
         let p = Palette::new(o.color);
-        let mut s = self.prefix(origin);
+        let mut s = self.prefix(origin, false);
         if let Some(c) = &origin.conn {
             let _ = write!(s, " {} ↔ {}", c.client, c.server);
         }

@@ -516,7 +516,7 @@ fn tls_on_a_kafka_port_is_reported_not_decoded() {
 }
 
 #[test]
-fn non_kafka_traffic_is_ignored_silently() {
+fn non_kafka_traffic_decodes_nothing_and_is_reported_once() {
     let mut c = Conversation::new(addr("127.0.0.1:40000"), addr("127.0.0.1:8080"));
     c.handshake();
     c.send(true, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -526,8 +526,11 @@ fn non_kafka_traffic_is_ignored_silently() {
         &file(&Link::Ethernet, &c.packets),
         &CaptureOptions::default(),
     );
-    assert!(out.frames.is_empty() && out.notes.is_empty());
-    assert_eq!(out.summary.unwrap().kafka_connections, 0);
+    assert!(out.frames.is_empty());
+    assert_eq!(out.codes(), ["not-kafka"], "one note for the connection");
+    let summary = out.summary.unwrap();
+    assert_eq!(summary.kafka_connections, 0);
+    assert_eq!(summary.not_kafka_connections, 1);
 }
 
 fn request(key: i16, version: i16, corr: i32, client: &str, body: &[u8]) -> Vec<u8> {
