@@ -22,6 +22,16 @@ pub const MAX_DECOMPRESSION_RATIO: usize = 1024;
 /// Most nodes one decoded tree may hold; past this the rest of the frame becomes an error node.
 pub const MAX_NODES_PER_TREE: usize = 4 * 1024 * 1024;
 
+/// Most diagnostics one decoded tree (a frame, a log batch) keeps. Past it one
+/// `diagnostics-suppressed` diagnostic counts the rest, so hostile bytes that are each wrong
+/// (a batch decompressing to megabytes of zeros) cannot cost a diagnostic per byte.
+pub const MAX_DIAGNOSTICS_PER_TREE: usize = 1024;
+
+/// Most diagnostics one record set (a `records` field, a log batch) keeps, so that one bad record
+/// set cannot use up [`MAX_DIAGNOSTICS_PER_TREE`] and hide the diagnostics of the others; the rest
+/// are counted by one `diagnostics-suppressed` diagnostic of that record set.
+pub const MAX_DIAGNOSTICS_PER_RECORD_SET: usize = 256;
+
 /// Most bytes buffered per TCP direction waiting for a missing segment before a gap is declared.
 pub const MAX_REASSEMBLY_BUFFER: usize = 8 * 1024 * 1024;
 

@@ -282,7 +282,7 @@ fn snapshot_checks(
     tree.reset(&[]);
     let root = tree.open("", Kind::Array, 0, 0);
     tree.close(root, 0);
-    tree.diags = diags;
+    tree.diags.extend(diags);
     sum.items += 1;
     each(end, tree);
 }
