@@ -572,13 +572,10 @@ mod tests {
         seg
     }
 
-    fn run(
-        data: &[u8],
-    ) -> (
-        Stream<&[u8]>,
-        LogSummary,
-        Vec<(u64, usize, Vec<&'static str>)>,
-    ) {
+    /// (file offset, length, diagnostic codes) of each item handed out.
+    type Items = Vec<(u64, usize, Vec<&'static str>)>;
+
+    fn run(data: &[u8]) -> (Stream<&[u8]>, LogSummary, Items) {
         let mut s = Stream::new(data);
         let mut items = Vec::new();
         let ctx = RecordsContext {
