@@ -32,6 +32,12 @@ pub const MAX_DIAGNOSTICS_PER_TREE: usize = 1024;
 /// are counted by one `diagnostics-suppressed` diagnostic of that record set.
 pub const MAX_DIAGNOSTICS_PER_RECORD_SET: usize = 256;
 
+/// Most bytes the `*` lines of one `hexdump -C` block may stand for (each repeats the row
+/// before it up to the next offset): past this the dump is refused, so a few hundred bytes of
+/// text cannot become a 100 MiB frame of zeros. A real frame with 16 MiB of identical rows is
+/// better dumped with `hexdump -v`.
+pub const MAX_HEX_REPEAT_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Most bytes buffered per TCP direction waiting for a missing segment before a gap is declared.
 pub const MAX_REASSEMBLY_BUFFER: usize = 8 * 1024 * 1024;
 
