@@ -12,6 +12,11 @@ pub const MAX_FRAME_SIZE: u32 = 100 * 1024 * 1024;
 /// Most bytes one compressed batch (or legacy wrapper message) may decompress to.
 pub const MAX_DECOMPRESSED_BYTES: usize = 64 * 1024 * 1024;
 
+/// Most bytes a compressed input file (gzip, zstd) may decompress to. It is streamed, so this
+/// bounds time, not memory: a few megabytes of bomb cannot keep kinspect busy for an hour. A
+/// larger capture can be decompressed beforehand.
+pub const MAX_DECOMPRESSED_INPUT: u64 = 16 * 1024 * 1024 * 1024;
+
 /// Most bytes all decompressed buffers of one decoded tree may hold together.
 pub const MAX_DECOMPRESSED_PER_TREE: usize = 256 * 1024 * 1024;
 

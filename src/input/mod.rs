@@ -2,9 +2,12 @@
 //! the kinds that are not captures: hex dumps ([`hex`]), raw frames ([`raw`]), and hex dumps of
 //! whole packets turned back into a pcap stream for the capture reader ([`packets`]).
 
+pub mod compressed;
 pub mod hex;
 pub mod packets;
 pub mod raw;
+
+pub use compressed::{open, Compression, Opened};
 
 use std::fmt;
 use std::ops::Range;
