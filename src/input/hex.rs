@@ -124,7 +124,7 @@ impl<R: BufRead> HexReader<R> {
             self.skipping = false;
             return Ok(self.take_block());
         }
-        if trimmed.starts_with('#') || trimmed.starts_with("//") {
+        if trimmed.starts_with('#') || trimmed.starts_with("//") || c_array_wrapper(trimmed) {
             return Ok(None);
         }
         if let Some(title) = section_title(trimmed) {
@@ -229,6 +229,15 @@ impl<R: BufRead> HexReader<R> {
         }
         Ok(out)
     }
+}
+
+/// The lines `xxd -i` puts around a C array's bytes: `unsigned char NAME[] = {`, `};` and
+/// `unsigned int NAME_len = N;`.
+pub(super) fn c_array_wrapper(s: &str) -> bool {
+    let s = s.trim();
+    s == "};"
+        || (s.starts_with("unsigned char ") && s.ends_with("= {"))
+        || (s.starts_with("unsigned int ") && s.ends_with(';'))
 }
 
 /// `Frame (90 bytes):`, `Reassembled TCP (2705 bytes):` → the title.
