@@ -12,6 +12,11 @@ pub const MAX_FRAME_SIZE: u32 = 100 * 1024 * 1024;
 /// Most bytes one compressed batch (or legacy wrapper message) may decompress to.
 pub const MAX_DECOMPRESSED_BYTES: usize = 64 * 1024 * 1024;
 
+/// Most bytes a compressed input file (gzip, zstd) may decompress to. It is streamed, so this
+/// bounds time, not memory: a few megabytes of bomb cannot keep kinspect busy for an hour. A
+/// larger capture can be decompressed beforehand.
+pub const MAX_DECOMPRESSED_INPUT: u64 = 16 * 1024 * 1024 * 1024;
+
 /// Most bytes all decompressed buffers of one decoded tree may hold together.
 pub const MAX_DECOMPRESSED_PER_TREE: usize = 256 * 1024 * 1024;
 
@@ -21,6 +26,22 @@ pub const MAX_DECOMPRESSION_RATIO: usize = 1024;
 
 /// Most nodes one decoded tree may hold; past this the rest of the frame becomes an error node.
 pub const MAX_NODES_PER_TREE: usize = 4 * 1024 * 1024;
+
+/// Most diagnostics one decoded tree (a frame, a log batch) keeps. Past it one
+/// `diagnostics-suppressed` diagnostic counts the rest, so hostile bytes that are each wrong
+/// (a batch decompressing to megabytes of zeros) cannot cost a diagnostic per byte.
+pub const MAX_DIAGNOSTICS_PER_TREE: usize = 1024;
+
+/// Most diagnostics one record set (a `records` field, a log batch) keeps, so that one bad record
+/// set cannot use up [`MAX_DIAGNOSTICS_PER_TREE`] and hide the diagnostics of the others; the rest
+/// are counted by one `diagnostics-suppressed` diagnostic of that record set.
+pub const MAX_DIAGNOSTICS_PER_RECORD_SET: usize = 256;
+
+/// Most bytes the `*` lines of one `hexdump -C` block may stand for (each repeats the row
+/// before it up to the next offset): past this the dump is refused, so a few hundred bytes of
+/// text cannot become a 100 MiB frame of zeros. A real frame with 16 MiB of identical rows is
+/// better dumped with `hexdump -v`.
+pub const MAX_HEX_REPEAT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Most bytes buffered per TCP direction waiting for a missing segment before a gap is declared.
 pub const MAX_REASSEMBLY_BUFFER: usize = 8 * 1024 * 1024;

@@ -9,10 +9,14 @@
 //! show, so a column reading `dead` after `64 65 61 64` is not taken for two more bytes.
 
 use super::InputError;
+use crate::limits::{MAX_FRAME_SIZE, MAX_HEX_REPEAT_BYTES};
 use std::io::BufRead;
 
 /// Longest line read: a Wireshark hex stream of the largest frame, plus slack.
-const MAX_LINE: u64 = 2 * crate::limits::MAX_FRAME_SIZE as u64 + 4096;
+const MAX_LINE: u64 = 2 * MAX_FRAME_SIZE as u64 + 4096;
+
+/// Most bytes one block may hold: the largest frame and its size prefix.
+const MAX_BLOCK: u64 = MAX_FRAME_SIZE as u64 + 4;
 
 /// One block of bytes from the dump, and the line it started on (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +39,10 @@ pub struct HexReader<R: BufRead> {
     /// `hexdump -C` printed `*`: the last row repeats until the next offset.
     repeat: Option<Vec<u8>>,
     last_row: Vec<u8>,
+    /// Bytes of the block in progress that `*` lines stood for.
+    repeated: u64,
+    /// The row being parsed, appended to `cur` once it is known to fit.
+    row: Vec<u8>,
     done: bool,
 }
 
@@ -50,6 +58,8 @@ impl<R: BufRead> HexReader<R> {
             skipping: false,
             repeat: None,
             last_row: Vec::new(),
+            repeated: 0,
+            row: Vec::new(),
             done: false,
         }
     }
@@ -57,6 +67,7 @@ impl<R: BufRead> HexReader<R> {
     fn take_block(&mut self) -> Option<Block> {
         self.offsets = false;
         self.repeat = None;
+        self.repeated = 0;
         if self.cur.is_empty() {
             return None;
         }
@@ -113,7 +124,7 @@ impl<R: BufRead> HexReader<R> {
             self.skipping = false;
             return Ok(self.take_block());
         }
-        if trimmed.starts_with('#') || trimmed.starts_with("//") {
+        if trimmed.starts_with('#') || trimmed.starts_with("//") || c_array_wrapper(trimmed) {
             return Ok(None);
         }
         if let Some(title) = section_title(trimmed) {
@@ -140,14 +151,36 @@ impl<R: BufRead> HexReader<R> {
             if off == 0 && have > 0 {
                 out = self.take_block();
             } else if let Some(row) = self.repeat.take() {
-                // `*`: the previous row repeated up to this offset.
-                if off < have || row.is_empty() || off > crate::limits::MAX_FRAME_SIZE as u64 {
-                    return Err(InputError::at(
-                        self.line_no,
-                        lead as u64 + 1,
-                        format!("offset 0x{off:x} after `*` does not follow 0x{have:x}"),
-                    ));
+                // `*`: the previous row repeated up to this offset. Checked before anything is
+                // allocated: a few hundred bytes of dump must not become a 100 MiB frame.
+                let at = |m: String| InputError::at(self.line_no, lead as u64 + 1, m);
+                if off < have || row.is_empty() {
+                    return Err(at(format!(
+                        "offset 0x{off:x} after `*` does not follow 0x{have:x}"
+                    )));
                 }
+                if off > MAX_BLOCK {
+                    return Err(at(format!(
+                        "offset 0x{off:x} after `*` makes a block of {off} bytes, more than the \
+                         largest frame ({MAX_BLOCK} bytes with its size prefix: \
+                         limits::MAX_FRAME_SIZE)"
+                    )));
+                }
+                let need = off - have;
+                if self.repeated + need > MAX_HEX_REPEAT_BYTES {
+                    return Err(at(format!(
+                        "`*` before offset 0x{off:x} stands for {need} repeated bytes{}, more than \
+                         {MAX_HEX_REPEAT_BYTES} in one block (limits::MAX_HEX_REPEAT_BYTES); \
+                         dump those bytes instead (hexdump -v)",
+                        if self.repeated > 0 {
+                            format!(" (after {} already)", self.repeated)
+                        } else {
+                            String::new()
+                        }
+                    )));
+                }
+                self.repeated += need;
+                self.cur.reserve_exact(need as usize);
                 while (self.cur.len() as u64) < off {
                     let need = (off - self.cur.len() as u64) as usize;
                     self.cur.extend_from_slice(&row[..need.min(row.len())]);
@@ -168,26 +201,43 @@ impl<R: BufRead> HexReader<R> {
         if self.cur.is_empty() {
             self.cur_line = self.line_no;
         }
-        let before = self.cur.len();
-        parse_row(&trimmed[rest_at..], &mut self.cur).map_err(|(col, msg)| {
+        self.row.clear();
+        parse_row(&trimmed[rest_at..], &mut self.row).map_err(|(col, msg)| {
             let col = trimmed[..rest_at].chars().count() + lead + col;
             InputError::at(self.line_no, col as u64, msg)
         })?;
-        if self.cur.len() > crate::limits::MAX_FRAME_SIZE as usize + 4 {
+        if (self.cur.len() + self.row.len()) as u64 > MAX_BLOCK {
             return Err(InputError::at(
                 self.line_no,
-                1,
-                "block larger than the largest Kafka frame",
+                (lead + 1) as u64,
+                format!(
+                    "this line makes a block of {} bytes, more than the largest frame ({MAX_BLOCK} \
+                     bytes with its size prefix: limits::MAX_FRAME_SIZE)",
+                    self.cur.len() + self.row.len()
+                ),
             ));
         }
+        self.cur.extend_from_slice(&self.row);
         // Only dump rows (16 or 32 bytes) can be repeated by `*`; a hex stream's one long
         // line is not kept twice.
         self.last_row.clear();
-        if self.cur.len() - before <= 64 {
-            self.last_row.extend_from_slice(&self.cur[before..]);
+        if self.row.len() <= 64 {
+            self.last_row.extend_from_slice(&self.row);
+        }
+        if self.row.capacity() > 1 << 16 {
+            self.row = Vec::new();
         }
         Ok(out)
     }
+}
+
+/// The lines `xxd -i` puts around a C array's bytes: `unsigned char NAME[] = {`, `};` and
+/// `unsigned int NAME_len = N;`.
+pub(super) fn c_array_wrapper(s: &str) -> bool {
+    let s = s.trim();
+    s == "};"
+        || (s.starts_with("unsigned char ") && s.ends_with("= {"))
+        || (s.starts_with("unsigned int ") && s.ends_with(';'))
 }
 
 /// `Frame (90 bytes):`, `Reassembled TCP (2705 bytes):` → the title.

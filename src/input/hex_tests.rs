@@ -177,3 +177,49 @@ fn never_panics_on_arbitrary_text() {
         }
     }
 }
+
+/// Issue 11: 966 bytes of `hexdump -C` whose `*` lines run to offset 0x06400000 (100 MiB) became
+/// two 100 MiB frames of zeros (0.97 GB RSS). The expansion is refused before anything is
+/// allocated, saying where and which limit.
+#[test]
+fn a_star_line_cannot_turn_a_short_dump_into_a_huge_frame() {
+    let row = "00000000  00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00  |................|\n";
+    let block = format!("{row}*\n06400000\n");
+    let dump = format!("{block}\n{block}");
+    let mut r = HexReader::new(dump.as_bytes());
+    // (Never print a block here: the old reader returned 100 MiB.)
+    let e = match r.next_block() {
+        Err(e) => e,
+        Ok(b) => panic!("a block of {:?} bytes", b.map(|b| b.data.len())),
+    };
+    assert_eq!((e.line, e.column), (3, 1), "{e}");
+    assert!(e.message.contains("limits::MAX_HEX_REPEAT_BYTES"), "{e}");
+    assert!(e.message.contains("104857584 repeated bytes"), "{e}");
+    assert!(r.cur.capacity() < 4096, "allocated {}", r.cur.capacity());
+    // Past the largest frame: the frame limit, checked first.
+    let e = blocks(&format!("{row}*\n10000000\n"))
+        .map(|v| v.len())
+        .unwrap_err();
+    assert_eq!((e.line, e.column), (3, 1), "{e}");
+    assert!(e.message.contains("limits::MAX_FRAME_SIZE"), "{e}");
+    // Several `*` lines of one block add up.
+    let half = MAX_HEX_REPEAT_BYTES / 2 + 16;
+    let two = format!(
+        "{row}*\n{half:08x}  00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00  |................|\n*\n{:08x}\n",
+        2 * half + 16
+    );
+    let e = blocks(&two).map(|v| v.len()).unwrap_err();
+    assert_eq!((e.line, e.column), (5, 1), "{e}");
+    assert!(e.message.contains("after 8388608 already"), "{e}");
+}
+
+#[test]
+fn a_star_line_up_to_the_limit_still_expands() {
+    let n = MAX_HEX_REPEAT_BYTES + 16;
+    let dump = format!(
+        "00000000  41 41 41 41 41 41 41 41  41 41 41 41 41 41 41 41  |AAAAAAAAAAAAAAAA|\n*\n{n:08x}\n"
+    );
+    let got = one(&dump);
+    assert_eq!(got.len() as u64, n);
+    assert!(got.iter().all(|&b| b == 0x41));
+}

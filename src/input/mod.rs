@@ -2,9 +2,12 @@
 //! the kinds that are not captures: hex dumps ([`hex`]), raw frames ([`raw`]), and hex dumps of
 //! whole packets turned back into a pcap stream for the capture reader ([`packets`]).
 
+pub mod compressed;
 pub mod hex;
 pub mod packets;
 pub mod raw;
+
+pub use compressed::{open, Compression, Opened};
 
 use std::fmt;
 use std::ops::Range;
@@ -103,7 +106,86 @@ fn looks_like_hex(head: &[u8]) -> bool {
         .find(|l| !l.is_empty() && !l.starts_with('#'));
     first.is_some_and(|l| {
         let l = l.strip_prefix("Frame (").map(|_| "00").unwrap_or(l);
+        // A C array (`xxd -i`: `unsigned char f[] = {` then `0x00, 0x12, …`).
+        let l = if hex::c_array_wrapper(l) { "00" } else { l };
+        let l = l.strip_prefix("0x").unwrap_or(l);
         l.len() >= 2 && l.as_bytes()[..2].iter().all(u8::is_ascii_hexdigit)
+    })
+}
+
+/// Text that is none of the inputs kinspect reads (a README, a broker's `server.log`): where it
+/// shows, and what it looks like. Refuse it unless the user forces `--input raw`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotAnInput {
+    /// 1-based line and column of the first text that is not a hex dump.
+    pub line: u64,
+    pub column: u64,
+    /// "Markdown", "a log file", "JSON" or "text".
+    pub looks_like: &'static str,
+    /// That line, cut to 60 characters.
+    pub excerpt: String,
+}
+
+impl fmt::Display for NotAnInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: this input is {} ({:?}), not a capture, hex dump, Kafka log file or frame; \
+             use --input raw to decode its bytes as a Kafka frame anyway",
+            self.line, self.column, self.looks_like, self.excerpt
+        )
+    }
+}
+
+/// [`detect`], telling text apart: `Err` when the input is text (valid UTF-8, no control bytes
+/// but whitespace) that is not a hex dump. A binary Kafka frame is never such text: its size
+/// prefix (or API key) would be at least 0x20202020 (0x2020), past every limit (key).
+pub fn classify(name: Option<&str>, head: &[u8]) -> Result<InputKind, NotAnInput> {
+    let kind = detect(name, head);
+    if kind != InputKind::Raw {
+        return Ok(kind);
+    }
+    match not_an_input(head) {
+        Some(n) => Err(n),
+        None => Ok(kind),
+    }
+}
+
+fn not_an_input(head: &[u8]) -> Option<NotAnInput> {
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&head[..e.valid_up_to()]).ok()?,
+        Err(_) => return None,
+    };
+    if text.trim().is_empty()
+        || text
+            .chars()
+            .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        return None;
+    }
+    let (i, l) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| !l.trim().is_empty())?;
+    let t = l.trim_start();
+    let looks_like = if t.starts_with('#') || t.starts_with("```") || t.starts_with("- ") {
+        "Markdown"
+    } else if t.starts_with("[20")
+        || t.get(..4)
+            .is_some_and(|y| y.bytes().all(|b| b.is_ascii_digit()))
+    {
+        "a log file"
+    } else if t.starts_with('{') || t.starts_with('[') {
+        "JSON"
+    } else {
+        "text"
+    };
+    Some(NotAnInput {
+        line: i as u64 + 1,
+        column: (l.len() - t.len()) as u64 + 1,
+        looks_like,
+        excerpt: t.chars().take(60).collect(),
     })
 }
 
@@ -192,6 +274,53 @@ mod tests {
         );
         assert_eq!(detect(None, b"hello world"), InputKind::Raw);
         assert_eq!(detect(None, b""), InputKind::Raw);
+    }
+
+    /// Issue 11: README.md, a broker's server.log and an `xxd -i` dump were decoded as raw
+    /// frames (`request api 23346`, exit 1).
+    #[test]
+    fn text_that_is_no_input_is_told_apart() {
+        let readme = b"# kinspect\n\nA Rust inspector for the Apache Kafka wire protocol.\n";
+        let n = classify(Some("README.md"), readme).unwrap_err();
+        assert_eq!((n.line, n.column, n.looks_like), (1, 1, "Markdown"));
+        assert!(n.to_string().contains("--input raw"), "{n}");
+        let log = b"\n[2024-05-01 10:00:00,123] INFO Kafka version: 3.9.0 (org.apache.kafka)\n";
+        let n = classify(Some("server.log"), log).unwrap_err();
+        assert_eq!((n.line, n.looks_like), (2, "a log file"));
+        assert_eq!(
+            classify(None, b"{\"a\": 1}").unwrap_err().looks_like,
+            "JSON"
+        );
+        assert_eq!(
+            classify(None, b"hello world").unwrap_err().looks_like,
+            "text"
+        );
+        // Not text: frames, empty input, binary.
+        assert_eq!(
+            classify(None, &[0, 0, 0, 0x24, 0, 0x12, 0, 3]),
+            Ok(InputKind::Raw)
+        );
+        assert_eq!(classify(None, b""), Ok(InputKind::Raw));
+        assert_eq!(classify(None, b"\xff\xfe\x00"), Ok(InputKind::Raw));
+        // What we do read still is.
+        assert_eq!(
+            classify(None, b"00000000: 0000 0024 0012"),
+            Ok(InputKind::Hex)
+        );
+    }
+
+    #[test]
+    fn c_array_dumps_are_hex() {
+        assert_eq!(
+            detect(None, b"0x00, 0x00, 0x00, 0x24, 0x00, 0x12,"),
+            InputKind::Hex
+        );
+        let xxd_i = b"unsigned char frame_bin[] = {\n  0x00, 0x00, 0x00, 0x08, 0x00, 0x12, 0x00, 0x03,\n  0x00, 0x00, 0x00, 0x01\n};\nunsigned int frame_bin_len = 12;\n";
+        assert_eq!(detect(None, xxd_i), InputKind::Hex);
+        let mut r = hex::HexReader::new(&xxd_i[..]);
+        let b = r.next_block().unwrap().unwrap();
+        assert_eq!(b.data, [0, 0, 0, 8, 0, 0x12, 0, 3, 0, 0, 0, 1]);
+        assert!(r.next_block().unwrap().is_none());
     }
 
     #[test]

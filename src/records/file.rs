@@ -107,13 +107,17 @@ pub fn decode_log_file<R: Read>(
     if kind == FileKind::Snapshot && ctx.as_type.is_none() && ctx.topic.is_none() {
         ctx.as_type = Some(AsType::ClusterMetadata);
     }
-    let mut s = Stream {
-        r,
-        buf: Vec::new(),
-        start: 0,
-        pos: 0,
-        eof: false,
-    };
+    decode_stream(&mut Stream::new(r), kind, &ctx, each)
+}
+
+/// [`decode_log_file`] over a [`Stream`] (whose work counters tests read).
+fn decode_stream<R: Read>(
+    s: &mut Stream<R>,
+    kind: FileKind,
+    ctx: &RecordsContext,
+    each: &mut dyn FnMut(u64, &Tree),
+) -> io::Result<LogSummary> {
+    let ctx = *ctx;
     let mut tree = Tree::new();
     let mut sum = LogSummary::default();
     let mut first_type: Option<i64> = None;
@@ -141,7 +145,7 @@ pub fn decode_log_file<R: Read>(
                 emit(&mut tree, s.take(avail), &ctx, at, &mut sum, each);
             }
             None => {
-                let bytes = resync(&mut s)?;
+                let bytes = resync(s)?;
                 tree.reset(&bytes);
                 let root = tree.open("", Kind::Array, 0, 0);
                 let d = Diagnostic::error("corrupt-region", "batches", 0, format!(
@@ -282,7 +286,7 @@ fn snapshot_checks(
     tree.reset(&[]);
     let root = tree.open("", Kind::Array, 0, 0);
     tree.close(root, 0);
-    tree.diags = diags;
+    tree.diags.extend(diags);
     sum.items += 1;
     each(end, tree);
 }
@@ -296,26 +300,48 @@ struct Stream<R> {
     /// File offset of the next unread byte.
     pos: u64,
     eof: bool,
+    /// Bytes moved to the front of the buffer, in all (work a test can bound).
+    moved: u64,
 }
 
+/// Fewest bytes [`Stream::fill`] asks the reader for when it reads at all.
+const READ_CHUNK: usize = 64 * 1024;
+
 impl<R: Read> Stream<R> {
+    fn new(r: R) -> Stream<R> {
+        Stream {
+            r,
+            buf: Vec::new(),
+            start: 0,
+            pos: 0,
+            eof: false,
+            moved: 0,
+        }
+    }
     fn avail(&self) -> usize {
         self.buf.len() - (self.pos - self.start) as usize
     }
     fn window(&self) -> &[u8] {
         &self.buf[(self.pos - self.start) as usize..]
     }
-    /// Reads until `n` bytes are unread or the stream ends; drops consumed bytes first.
+    /// Reads until `n` bytes are unread or the stream ends. Consumed bytes are dropped only when
+    /// there is more to read and they are at least as many as the unread ones, so each byte is
+    /// moved at most once on average: resynchronising byte by byte under a header that claims
+    /// more than the file holds stays linear (it used to move the rest of the file every byte).
+    /// The buffer stays under twice the largest window asked for, plus [`READ_CHUNK`].
     fn fill(&mut self, n: usize) -> io::Result<()> {
+        if self.eof || self.avail() >= n {
+            return Ok(());
+        }
         let consumed = (self.pos - self.start) as usize;
-        if consumed > 0 && self.avail() < n {
+        if consumed > 0 && consumed >= self.avail() {
+            self.moved += self.avail() as u64;
             self.buf.drain(..consumed);
             self.start = self.pos;
         }
-        let mut chunk = [0u8; 64 * 1024];
+        let mut chunk = [0u8; READ_CHUNK];
         while !self.eof && self.avail() < n {
-            let want = (n - self.avail()).min(chunk.len());
-            match self.r.read(&mut chunk[..want]) {
+            match self.r.read(&mut chunk) {
                 Ok(0) => self.eof = true,
                 Ok(k) => self.buf.extend_from_slice(&chunk[..k]),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -529,4 +555,70 @@ fn value_span(text: &[u8], key: &str, from: usize) -> Option<(usize, usize)> {
         i += 1;
     }
     Some((start, i - start))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The segment of issue 11: a batch header with length 0 and magic 2, then 0x01 bytes, so
+    /// that every offset after the first reads as a header of 0x01010101 bytes, more than the
+    /// file holds. Resync used to move the rest of the buffer forward at every such offset
+    /// (2 MB: 14 s, growing with the square of the size).
+    fn ones_after_an_empty_header(len: usize) -> Vec<u8> {
+        let mut seg = vec![0x01u8; len];
+        seg[..17].fill(0);
+        seg[16] = 2;
+        seg
+    }
+
+    /// (file offset, length, diagnostic codes) of each item handed out.
+    type Items = Vec<(u64, usize, Vec<&'static str>)>;
+
+    fn run(data: &[u8]) -> (Stream<&[u8]>, LogSummary, Items) {
+        let mut s = Stream::new(data);
+        let mut items = Vec::new();
+        let ctx = RecordsContext {
+            partial_tail_ok: true,
+            ..Default::default()
+        };
+        let sum = decode_stream(&mut s, FileKind::Segment, &ctx, &mut |at, t| {
+            items.push((at, t.buf(0).len(), t.diags.iter().map(|d| d.code).collect()))
+        })
+        .unwrap();
+        (s, sum, items)
+    }
+
+    #[test]
+    fn resync_under_headers_running_past_the_end_is_linear() {
+        let seg = ones_after_an_empty_header(2_000_000);
+        let (s, sum, items) = run(&seg);
+        // Work: bytes moved within the buffer, at most the file's size (it was ~10^12).
+        assert!(s.moved <= seg.len() as u64, "moved {} bytes", s.moved);
+        assert_eq!(sum.bytes, seg.len() as u64);
+        // Output: a corrupt region of at most CORRUPT_CHUNK bytes, then the claimed batch cut
+        // short at the end of the file, as before.
+        assert_eq!(
+            items,
+            vec![
+                (0, CORRUPT_CHUNK, vec!["corrupt-region"]),
+                (
+                    CORRUPT_CHUNK as u64,
+                    seg.len() - CORRUPT_CHUNK,
+                    vec!["partial-batch"]
+                ),
+            ]
+        );
+        assert_eq!((sum.corrupt_regions, sum.batches), (1, 0));
+    }
+
+    #[test]
+    fn work_grows_linearly_with_the_size() {
+        let small = run(&ones_after_an_empty_header(100_000)).0.moved;
+        let large = run(&ones_after_an_empty_header(800_000)).0.moved;
+        assert!(
+            large <= 8 * small.max(1) + 2 * READ_CHUNK as u64,
+            "{small} → {large}"
+        );
+    }
 }

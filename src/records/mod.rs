@@ -43,7 +43,8 @@
 //! `truncated`, `partial-batch` (info; warning-free end of a Fetch response or log),
 //! `batch-length-invalid`, `unknown-magic`, `crc-mismatch`, `unknown-codec`,
 //! `decompress-failed`, `decompression-bomb`, `negative-length`, `negative-count`,
-//! `count-exceeds-remaining`, `record-count-mismatch`, `record-length-mismatch`,
+//! `count-exceeds-remaining`, `record-count-mismatch`, `diagnostics-suppressed` (the count of
+//! those past `limits::MAX_DIAGNOSTICS_PER_RECORD_SET`), `record-length-mismatch`,
 //! `varint-overlong`, `varint-overflow`, `nested-compression`, `inner-magic-mismatch` (warning),
 //! `codec-note` (info: lz4 KafkaLZ4 checksum, xerial framing), `invalid-utf8` (warning, header
 //! keys), `node-limit`, `depth-limit`, `control-record-invalid`, `unknown-control-type`
@@ -146,7 +147,8 @@ const MAGIC_OFFSET: u32 = 16;
 /// Decodes the record batches in `len` bytes at `start` of buffer `buf` as elements of the
 /// container the caller has open (an array). `path` names that container in diagnostics
 /// (`body.Topics[0].Partitions[0].Records`). Never panics; every problem becomes a diagnostic
-/// and, where bytes could not be decoded, an `Error` node covering them.
+/// and, where bytes could not be decoded, an `Error` node covering them. At most
+/// `limits::MAX_DIAGNOSTICS_PER_RECORD_SET` diagnostics are kept for one call, the rest counted.
 pub fn decode_records(
     tree: &mut Tree,
     buf: u16,
@@ -155,6 +157,12 @@ pub fn decode_records(
     ctx: &RecordsContext,
     path: &str,
 ) {
+    let started = tree.diags.begin_record_set();
+    record_set(tree, buf, start, len, ctx, path);
+    tree.diags.end_record_set(started);
+}
+
+fn record_set(tree: &mut Tree, buf: u16, start: u32, len: u32, ctx: &RecordsContext, path: &str) {
     let mut rd = Rd::new(tree.buf(buf), start, len);
     let mut index = 0usize;
     while !rd.at_end() {

@@ -9,6 +9,8 @@
 //! buffers, and every node says which buffer its span is in.
 
 use crate::diag::Diagnostic;
+use crate::limits::{MAX_DIAGNOSTICS_PER_RECORD_SET, MAX_DIAGNOSTICS_PER_TREE};
+use std::fmt::Write as _;
 
 pub type NodeId = u32;
 
@@ -82,7 +84,220 @@ pub struct Node {
 pub struct Tree {
     pub nodes: Vec<Node>,
     pub bufs: Vec<Vec<u8>>,
-    pub diags: Vec<Diagnostic>,
+    /// Read like a slice; every producer pushes through [`Diags::push`], which caps them.
+    pub diags: Diags,
+}
+
+/// A tree's diagnostics: the first [`MAX_DIAGNOSTICS_PER_TREE`] as pushed (and at most
+/// [`MAX_DIAGNOSTICS_PER_RECORD_SET`] of each record set), then one `diagnostics-suppressed`
+/// diagnostic per cap that was hit, counting the rest by code. Its severity is the worst of those
+/// it counts (so [`Tree::has_errors`] stays true), its offset, buffer and path those of the first.
+/// The cap lives here, the one place every producer pushes through, so none can bypass it; an
+/// error node whose diagnostic was not kept points at the summary that counts it.
+#[derive(Clone, Default)]
+pub struct Diags {
+    list: Vec<Diagnostic>,
+    /// The tree's summary, once its cap is hit.
+    over: Option<Summary>,
+    /// The record set being decoded: diagnostics kept for it, and its summary.
+    set: Option<(usize, Option<Summary>)>,
+    /// Diagnostics not kept, in all.
+    dropped: u64,
+}
+
+/// Code of the diagnostic that stands for those over a cap.
+pub const SUPPRESSED: &str = "diagnostics-suppressed";
+
+/// Which cap a summary is for.
+#[derive(Clone, Copy)]
+enum Cap {
+    Tree,
+    RecordSet,
+}
+
+/// A `diagnostics-suppressed` entry: where it is and what it counts (the first few codes
+/// separately).
+#[derive(Clone, Copy)]
+struct Summary {
+    at: u32,
+    cap: Cap,
+    count: u64,
+    codes: [(&'static str, u64); 4],
+}
+
+impl Summary {
+    fn add(&mut self, code: &'static str) {
+        self.count += 1;
+        if let Some(slot) = self
+            .codes
+            .iter_mut()
+            .find(|(c, _)| *c == code || c.is_empty())
+        {
+            slot.0 = code;
+            slot.1 += 1;
+        }
+    }
+
+    fn write(&self, out: &mut String) {
+        let (scope, limit, name) = match self.cap {
+            Cap::Tree => ("here", MAX_DIAGNOSTICS_PER_TREE, "MAX_DIAGNOSTICS_PER_TREE"),
+            Cap::RecordSet => (
+                "in this record set",
+                MAX_DIAGNOSTICS_PER_RECORD_SET,
+                "MAX_DIAGNOSTICS_PER_RECORD_SET",
+            ),
+        };
+        out.clear();
+        let _ = write!(
+            out,
+            "{} more diagnostics {scope} not shown (at most {limit} are kept: limits::{name}):",
+            self.count
+        );
+        let mut listed = 0;
+        for (i, (code, n)) in self.codes.iter().filter(|(c, _)| !c.is_empty()).enumerate() {
+            let sep = if i == 0 { " " } else { ", " };
+            let _ = write!(out, "{sep}{code} ({n})");
+            listed += n;
+        }
+        if listed < self.count {
+            let _ = write!(out, ", others ({})", self.count - listed);
+        }
+    }
+}
+
+impl Diags {
+    /// Records `d` (or counts it in a summary, past a cap).
+    pub fn push(&mut self, d: Diagnostic) {
+        self.push_at(d);
+    }
+
+    /// Records `d` and returns its index, or the index of the summary that counts it.
+    pub fn push_at(&mut self, d: Diagnostic) -> u32 {
+        let tree_full = self.over.is_some() || self.list.len() >= MAX_DIAGNOSTICS_PER_TREE;
+        let Some((kept, set_sum)) = self.set else {
+            return if tree_full {
+                self.count_in(Cap::Tree, d)
+            } else {
+                self.keep(d)
+            };
+        };
+        if kept < MAX_DIAGNOSTICS_PER_RECORD_SET {
+            self.set = Some((kept + 1, set_sum));
+            return if tree_full {
+                self.count_in(Cap::Tree, d)
+            } else {
+                self.keep(d)
+            };
+        }
+        if set_sum.is_none() && tree_full {
+            return self.count_in(Cap::Tree, d);
+        }
+        self.count_in(Cap::RecordSet, d)
+    }
+
+    fn keep(&mut self, d: Diagnostic) -> u32 {
+        self.list.push(d);
+        (self.list.len() - 1) as u32
+    }
+
+    /// Counts `d` in the summary for `cap`, pushing that summary first if there is none.
+    fn count_in(&mut self, cap: Cap, d: Diagnostic) -> u32 {
+        self.dropped += 1;
+        let slot = match cap {
+            Cap::Tree => self.over,
+            Cap::RecordSet => self.set.and_then(|(_, s)| s),
+        };
+        let mut sum = match slot {
+            Some(s) => s,
+            None => {
+                let at = self.list.len() as u32;
+                self.list.push(Diagnostic {
+                    code: SUPPRESSED,
+                    message: String::new(),
+                    ..d.clone()
+                });
+                Summary {
+                    at,
+                    cap,
+                    count: 0,
+                    codes: [("", 0); 4],
+                }
+            }
+        };
+        sum.add(d.code);
+        if let Some(s) = self.list.get_mut(sum.at as usize) {
+            s.severity = s.severity.min(d.severity);
+            sum.write(&mut s.message);
+        }
+        match cap {
+            Cap::Tree => self.over = Some(sum),
+            Cap::RecordSet => {
+                if let Some((_, s)) = self.set.as_mut() {
+                    *s = Some(sum);
+                }
+            }
+        }
+        sum.at
+    }
+
+    /// Starts a record set: until [`Diags::end_record_set`], at most
+    /// [`MAX_DIAGNOSTICS_PER_RECORD_SET`] of its diagnostics are kept. Returns whether this call
+    /// started one (a record set inside another, a legacy wrapper's, belongs to the outer one).
+    pub fn begin_record_set(&mut self) -> bool {
+        if self.set.is_some() {
+            return false;
+        }
+        self.set = Some((0, None));
+        true
+    }
+
+    /// Ends the record set [`Diags::begin_record_set`] started, when `started`.
+    pub fn end_record_set(&mut self, started: bool) {
+        if started {
+            self.set = None;
+        }
+    }
+
+    /// How many diagnostics were counted by summaries instead of kept.
+    pub fn suppressed(&self) -> u64 {
+        self.dropped
+    }
+
+    pub fn clear(&mut self) {
+        self.list.clear();
+        self.over = None;
+        self.set = None;
+        self.dropped = 0;
+    }
+}
+
+impl std::ops::Deref for Diags {
+    type Target = [Diagnostic];
+    fn deref(&self) -> &[Diagnostic] {
+        &self.list
+    }
+}
+
+impl<'a> IntoIterator for &'a Diags {
+    type Item = &'a Diagnostic;
+    type IntoIter = std::slice::Iter<'a, Diagnostic>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.list.iter()
+    }
+}
+
+impl Extend<Diagnostic> for Diags {
+    fn extend<I: IntoIterator<Item = Diagnostic>>(&mut self, iter: I) {
+        for d in iter {
+            self.push(d);
+        }
+    }
+}
+
+impl std::fmt::Debug for Diags {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.list).finish()
+    }
 }
 
 impl Tree {
@@ -179,8 +394,7 @@ impl Tree {
         len: u32,
         d: Diagnostic,
     ) -> NodeId {
-        let di = self.diags.len() as u32;
-        self.diags.push(d);
+        let di = self.diags.push_at(d);
         let id = self.nodes.len() as NodeId;
         self.nodes.push(Node {
             name,
@@ -291,6 +505,92 @@ impl Iterator for Children<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn warn(i: usize) -> Diagnostic {
+        Diagnostic::warning("w", format!("p[{i}]"), i as u64, "m")
+    }
+
+    #[test]
+    fn diagnostics_past_the_tree_cap_are_counted_by_one_summary() {
+        let mut t = Tree::new();
+        let n = MAX_DIAGNOSTICS_PER_TREE;
+        for i in 0..n + 10 {
+            t.diags.push(warn(i));
+        }
+        t.diags.push(Diagnostic::error("e", "x", 5, "bad"));
+        assert_eq!(t.diags.len(), n + 1);
+        let s = &t.diags[n];
+        assert_eq!(
+            (s.code, s.offset, s.path.as_str()),
+            (SUPPRESSED, n as u64, "p[1024]")
+        );
+        assert!(
+            s.message.starts_with("11 more diagnostics here not shown"),
+            "{s}"
+        );
+        assert!(s.message.ends_with("w (10), e (1)"), "{s}");
+        assert!(s.is_error() && t.has_errors(), "the worst severity counted");
+        assert_eq!(t.diags.suppressed(), 11);
+        // An error node past the cap points at the summary.
+        t.reset(&[0; 4]);
+        for i in 0..n {
+            t.diags.push(warn(i));
+        }
+        let id = t.error_node("", 0, 0, 4, Diagnostic::error("e", "", 0, "x"));
+        assert_eq!(t.node(id).value, Value::Diag(n as u32));
+        assert_eq!(t.diags.len(), n + 1);
+        t.reset(&[]);
+        assert!(t.diags.is_empty() && t.diags.suppressed() == 0);
+    }
+
+    #[test]
+    fn each_record_set_keeps_its_own_first_diagnostics() {
+        let mut d = Diags::default();
+        let m = MAX_DIAGNOSTICS_PER_RECORD_SET;
+        for _ in 0..2 {
+            let started = d.begin_record_set();
+            assert!(started);
+            // A nested record set (a legacy wrapper's) belongs to the outer one.
+            let inner = d.begin_record_set();
+            assert!(!inner);
+            for i in 0..m + 5 {
+                d.push(warn(i));
+            }
+            d.end_record_set(inner);
+            d.push(warn(0));
+            d.end_record_set(started);
+        }
+        d.push(warn(7));
+        assert_eq!(d.len(), 2 * (m + 1) + 1);
+        assert_eq!(d[m].code, SUPPRESSED);
+        assert!(
+            d[m].message
+                .starts_with("6 more diagnostics in this record set"),
+            "{}",
+            d[m]
+        );
+        assert_eq!(d[2 * m + 1].code, SUPPRESSED);
+        assert_eq!(d.last().unwrap().offset, 7, "outside a record set: kept");
+        assert_eq!(d.suppressed(), 12);
+    }
+
+    #[test]
+    fn a_summary_lists_four_codes_then_the_others() {
+        let mut d = Diags::default();
+        for i in 0..MAX_DIAGNOSTICS_PER_TREE {
+            d.push(warn(i));
+        }
+        for code in ["a", "b", "c", "d", "e", "f", "a"] {
+            d.push(Diagnostic::info(code, "", 0, ""));
+        }
+        let s = d.last().unwrap();
+        assert!(
+            s.message
+                .ends_with(": a (2), b (1), c (1), d (1), others (2)"),
+            "{s}"
+        );
+        assert_eq!(s.severity, crate::diag::Severity::Info);
+    }
 
     #[test]
     fn children_skip_grandchildren_and_tiling_holds() {

@@ -24,6 +24,7 @@ mod differential;
 mod fuzz_corpus_cli;
 mod fuzz_regressions;
 mod fuzz_replay;
+mod hostile_limits;
 mod readme;
 mod records_batches;
 mod records_captures;
