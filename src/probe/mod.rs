@@ -518,9 +518,9 @@ impl Prober<'_> {
             out.push(mk("malformed-response", msg));
         }
         match expect {
-            Expect::PastRange if refused => out.push(mk(
+            Expect::PastRange | Expect::Negotiation if refused => out.push(mk(
                 "past-range-refused",
-                format!("v{v} is past the advertised range; refused with UNSUPPORTED_VERSION"),
+                format!("v{v} is past the broker's range; refused with UNSUPPORTED_VERSION"),
             )),
             Expect::PastRange => {
                 let how = if errors.is_empty() {
