@@ -34,6 +34,7 @@ pub mod input;
 pub mod limits;
 pub mod output;
 pub mod pdu;
+pub mod probe;
 pub mod protocol;
 pub mod records;
 pub mod schema;

@@ -9,6 +9,7 @@ pub mod corpus;
 pub mod decode;
 pub mod encode;
 mod parallel;
+pub mod probe;
 pub mod stats;
 pub mod validate_schema;
 
@@ -93,6 +94,8 @@ pub enum Command {
     Stats(stats::Args),
     /// Cut fuzz seeds (frames, record batches, streams, captures) from captures.
     Corpus(corpus::Args),
+    /// Probe a live broker (loopback only): every advertised API and version, findings per answer.
+    Probe(probe::Args),
     /// Capture live from a network interface and decode as it arrives (feature `live`).
     #[cfg(feature = "live")]
     Capture(capture::Args),

@@ -2,6 +2,7 @@
 //! module named for what it covers. Goldens are regenerated with `BLESS=1 cargo test`.
 
 mod apis_cli;
+mod brokers;
 mod bundle;
 mod capture_bench;
 mod capture_decode;
@@ -25,6 +26,8 @@ mod fuzz_corpus_cli;
 mod fuzz_regressions;
 mod fuzz_replay;
 mod hostile_limits;
+mod probe_brokers;
+mod probe_fake;
 mod readme;
 mod records_batches;
 mod records_captures;

@@ -1,0 +1,118 @@
+//! `kinspect probe HOST:PORT`: a conformance sweep of a live broker (loopback only); the driver
+//! is `kinspect::probe`. Prints a table (or `--format jsonl`, one finding per line), optionally
+//! writes the session as a pcap. Exit 0 when every answer was clean, 1 when any finding is an
+//! error, 2 for usage or connection failure.
+
+use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
+use kinspect::probe::{self, Config};
+use std::io::Write;
+use std::net::ToSocketAddrs;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// One row per API and version.
+    Table,
+    /// One finding per line (the stable contract in docs/probe.md).
+    Jsonl,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The broker, HOST:PORT; only loopback addresses (127.0.0.0/8, ::1) are accepted.
+    #[arg(value_name = "HOST:PORT")]
+    pub addr: String,
+    #[arg(long, short = 'f', value_enum, default_value = "table")]
+    pub format: Format,
+    /// Varied requests per API version, besides the minimal, one-of-each and all-null ones.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub variants: u32,
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub seed: u64,
+    /// Per request: milliseconds to wait for the answer.
+    #[arg(long, default_value_t = 2000, value_name = "MS")]
+    pub timeout: u64,
+    /// The whole sweep: seconds.
+    #[arg(long, default_value_t = 60, value_name = "S")]
+    pub deadline: u64,
+    #[arg(long, default_value_t = 5000, value_name = "N")]
+    pub max_requests: usize,
+    /// Also send APIs that delete data or change cluster state (see docs/probe.md).
+    #[arg(long)]
+    pub allow_destructive: bool,
+    /// Do not send this API (name; repeatable), e.g. one that crashes the broker.
+    #[arg(long, value_name = "API")]
+    pub skip_api: Vec<String>,
+    /// Probe only this API (name; repeatable).
+    #[arg(long, value_name = "API")]
+    pub api: Vec<String>,
+    /// Write the whole session as a pcap (Ethernet/IPv4/TCP synthesised around the real bytes).
+    #[arg(long, value_name = "FILE")]
+    pub write_pcap: Option<PathBuf>,
+}
+
+pub fn run(args: &Args, g: &Global) -> u8 {
+    let Some(proto) = protocol_or_report(g, "kinspect probe") else {
+        return EXIT_FAILURE;
+    };
+    let addrs: Vec<_> = match args.addr.to_socket_addrs() {
+        Ok(a) => a.collect(),
+        Err(e) => {
+            eprintln!("kinspect probe: {}: {e}", args.addr);
+            return EXIT_FAILURE;
+        }
+    };
+    let Some(addr) = addrs.first().copied() else {
+        eprintln!("kinspect probe: {}: no address", args.addr);
+        return EXIT_FAILURE;
+    };
+    if let Some(bad) = addrs.iter().find(|a| probe::check_loopback(a).is_err()) {
+        eprintln!(
+            "kinspect probe: {}",
+            probe::ProbeError::NotLoopback(bad.to_string())
+        );
+        return EXIT_FAILURE;
+    }
+    let mut cfg = Config::new(addr, proto);
+    cfg.variants = args.variants;
+    cfg.seed = args.seed;
+    cfg.timeout = Duration::from_millis(args.timeout);
+    cfg.deadline = Duration::from_secs(args.deadline);
+    cfg.max_requests = args.max_requests;
+    cfg.allow_destructive = args.allow_destructive;
+    cfg.skip = args.skip_api.clone();
+    cfg.only = args.api.clone();
+    let report = match probe::run(&cfg) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("kinspect probe: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let written = match args.format {
+        Format::Table => out.write_all(report.table().as_bytes()),
+        Format::Jsonl => report
+            .findings
+            .iter()
+            .try_for_each(|f| writeln!(out, "{}", f.to_json())),
+    };
+    if let Err(e) = written.and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("kinspect probe: writing the output: {e}");
+            return EXIT_FAILURE;
+        }
+    }
+    if let Some(path) = &args.write_pcap {
+        if let Err(e) = std::fs::write(path, probe::pcap::pcap_bytes(&report.transcript)) {
+            eprintln!("kinspect probe: {}: {e}", path.display());
+            return EXIT_FAILURE;
+        }
+    }
+    if report.has_errors() {
+        EXIT_DIAGNOSTICS
+    } else {
+        EXIT_OK
+    }
+}
