@@ -5,4 +5,6 @@ pub mod errors;
 pub mod headers;
 pub mod registry;
 
-pub use registry::{builtin, load, with_overlay, ApiRelease, CoordinatorGroup, Protocol, Resolved};
+pub use registry::{
+    builtin, load, with_overlay, ApiRelease, CoordinatorGroup, KnownApis, Protocol, Resolved,
+};

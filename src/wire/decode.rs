@@ -41,11 +41,10 @@ pub use super::hook::{RecordsHook, RecordsOptions, TopicNames};
 use super::plan::{Plan, PlanCache};
 use super::tree::{Kind, NodeId, Span, Tree, Value};
 use super::walk::{Seg, Walker};
-pub use super::walk::{TOPIC_FIELDS, TOPIC_ID_FIELD};
 use crate::diag::Diagnostic;
 use crate::limits::MAX_FRAME_SIZE;
 use crate::pdu::{Direction, Hints, Pdu};
-use crate::protocol::headers::{self, API_VERSIONS};
+use crate::protocol::headers;
 use crate::protocol::Protocol;
 use crate::schema::model::MessageSpec;
 use std::collections::HashMap;
@@ -242,7 +241,13 @@ impl Decoder {
     ) {
         let dir = Direction::Response;
         let asked = match hints.api_version {
-            Some(v) if v != 0 && hints.api_key == Some(API_VERSIONS) => v,
+            Some(v)
+                if v != 0
+                    && hints.api_key.is_some()
+                    && hints.api_key == self.proto.known().api_versions =>
+            {
+                v
+            }
             _ => return,
         };
         if !out.tree.has_errors() {

@@ -22,9 +22,9 @@ use super::plan::{Plan, StructPlan, Ty};
 use super::tree::{Kind, Tree, Value};
 use crate::limits::MAX_DEPTH;
 use crate::pdu::Direction;
+use crate::schema::model::Entity;
 use records::TopicRef;
 
-pub use records::{TOPIC_FIELDS, TOPIC_ID_FIELD};
 pub use tagged::TAGS;
 
 /// One step of a field path: `.Name` or `[i]`.
@@ -60,6 +60,8 @@ struct Slot {
     compact: bool,
     /// Inside a tagged field (a nullable struct then has a uvarint marker).
     in_tag: bool,
+    /// What a leaf's value identifies (the field's, for an array's elements too).
+    entity: Entity,
 }
 
 /// Decoding state for one message body in one buffer.
@@ -204,6 +206,7 @@ impl<'t, 'd> Walker<'t, 'd> {
                 nullable: f.nullable,
                 compact: f.compact,
                 in_tag: false,
+                entity: f.entity,
             };
             let r = self.value(plan, &f.ty, slot, p, limit);
             self.path.pop();
@@ -291,6 +294,7 @@ impl<'t, 'd> Walker<'t, 'd> {
             nullable: false,
             compact: s.compact,
             in_tag: false,
+            entity: s.entity,
         };
         self.depth += 1;
         for i in 0..n as u32 {

@@ -2,18 +2,10 @@
 //! belong to, and handing a `records` field's bytes to the hook.
 
 use super::Walker;
-use crate::schema::model::Prim;
+use crate::schema::model::Entity;
 use crate::wire::hook::{RecordsField, RecordsHook, RecordsOptions};
 use crate::wire::plan::{FieldPlan, Ty};
 use crate::wire::tree::{Kind, Span, Value};
-
-/// String fields that name the topic of the records below them (Produce `TopicData[].Name`,
-/// Fetch `Responses[].Topic`, …): the innermost enclosing struct's one is used. A topic known
-/// only by id (a uuid field [`TOPIC_ID_FIELD`], Fetch v13+, Produce v13) is named through the
-/// caller's `TopicNames`, when it gives one; otherwise the topic stays unknown.
-pub const TOPIC_FIELDS: [&str; 3] = ["Name", "Topic", "TopicName"];
-/// The uuid field that names a topic by id.
-pub const TOPIC_ID_FIELD: &str = "TopicId";
 
 /// The topic of the records below, as the innermost enclosing struct names it.
 #[derive(Clone, Copy)]
@@ -24,22 +16,25 @@ pub(super) enum TopicRef {
 
 impl Walker<'_, '_> {
     /// After field `f` was decoded (its node is the last one): remembers it when it names the
-    /// topic of the records below.
+    /// topic of the records below (Produce `TopicData[].Name`, Fetch `Responses[].Topic`, …,
+    /// the `topicName` entities): the innermost enclosing struct's one is used. A topic known
+    /// only by id (Fetch v13+, Produce v13) is named through the caller's `TopicNames`, when
+    /// it gives one; otherwise the topic stays unknown.
     pub(super) fn note_topic(&mut self, f: &FieldPlan) {
-        if self.records.is_none() {
+        // Only a leaf names the topic (not the last element of an array of topic names).
+        if self.records.is_none() || !matches!(f.ty, Ty::Prim(_)) {
             return;
         }
-        if matches!(f.ty, Ty::Prim(Prim::String)) && TOPIC_FIELDS.contains(&f.name) {
-            if let Some(Value::Str(s)) = self.tree.nodes.last().map(|n| n.value) {
-                self.topic = Some(TopicRef::Name(s));
+        let value = match self.tree.nodes.last() {
+            Some(n) if n.entity == f.entity => n.value,
+            _ => return,
+        };
+        match (f.entity, value) {
+            (Entity::TopicName, Value::Str(s)) => self.topic = Some(TopicRef::Name(s)),
+            (Entity::TopicId, Value::Uuid(u)) if self.names.is_some() => {
+                self.topic = Some(TopicRef::Id(u))
             }
-        } else if self.names.is_some()
-            && matches!(f.ty, Ty::Prim(Prim::Uuid))
-            && f.name == TOPIC_ID_FIELD
-        {
-            if let Some(Value::Uuid(u)) = self.tree.nodes.last().map(|n| n.value) {
-                self.topic = Some(TopicRef::Id(u));
-            }
+            _ => {}
         }
     }
 

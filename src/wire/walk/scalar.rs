@@ -58,8 +58,10 @@ impl Walker<'_, '_> {
         };
         match fixed {
             Ok(v) => {
-                self.tree
+                let id = self
+                    .tree
                     .leaf(s.name, v, self.buf, pos as u32, (c.pos() - pos) as u32);
+                self.tree.node_mut(id).entity = s.entity;
                 Ok(c.pos())
             }
             Err(e) => Err(self.read_fail(s.name, pos, limit, pos, p.as_str(), e)),
@@ -89,7 +91,9 @@ impl Walker<'_, '_> {
             let id = self
                 .tree
                 .leaf(name, Value::Null, self.buf, pos as u32, hdr as u32);
-            self.tree.node_mut(id).hdr = hdr as u16;
+            let n = self.tree.node_mut(id);
+            n.hdr = hdr as u16;
+            n.entity = s.entity;
             return Ok(start);
         }
         if n < -1 {
@@ -151,7 +155,9 @@ impl Walker<'_, '_> {
         let id = self
             .tree
             .leaf(name, value, self.buf, pos as u32, (hdr + len) as u32);
-        self.tree.node_mut(id).hdr = hdr as u16;
+        let n = self.tree.node_mut(id);
+        n.hdr = hdr as u16;
+        n.entity = s.entity;
         Ok(start + len)
     }
 }

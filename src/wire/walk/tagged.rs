@@ -126,6 +126,7 @@ impl Walker<'_, '_> {
             nullable: f.nullable,
             compact: true,
             in_tag: true,
+            entity: f.entity,
         };
         let r = self.value(plan, &f.ty, slot, q, fend);
         if let Ok(e) = r {
