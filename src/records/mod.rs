@@ -23,12 +23,12 @@
 //! In messages, the walker (`crate::wire::walk`) hands every `records` field to the
 //! [`RecordsHook`] of its decoder, which [`Batches`] implements this way ([`decoder`] builds such
 //! a decoder): the field is an `Array` of batches whose header is the length prefix; the topic
-//! comes from the enclosing struct's `Name`/`Topic`/`TopicName`, or from its `TopicId` when the
-//! caller passes the decoder names for topic ids (`wire::hook::TopicNames`: `kinspect decode` and
-//! `stats` pass the capture's session, which learns them from Metadata, CreateTopics and
-//! DescribeTopicPartitions responses), so `__consumer_offsets` records fetched by id (Fetch
-//! v13+) decode too; `--records raw` keeps the bytes instead. The JSON printer shows such a
-//! name as `"_topic_name"` next to the `TopicId` (see `crate::output::json`).
+//! comes from the enclosing struct's `topicName` entity (`Name`, `Topic`, …), or from its topic
+//! id when the caller passes the decoder names for topic ids (`wire::hook::TopicNames`:
+//! `kinspect decode` and `stats` pass the capture's session, which learns them from Metadata,
+//! CreateTopics and DescribeTopicPartitions responses), so `__consumer_offsets` records fetched
+//! by id (Fetch v13+) decode too; `--records raw` keeps the bytes instead. The JSON printer
+//! shows such a name as `"_topic_name"` next to the `TopicId` (see `crate::output::json`).
 //!
 //! The JSON printers add two members to a batch (or legacy wrapper) that are not in the tree, so
 //! that [`encode`] can put every byte back (plain JSON only; annotated JSON locates the same

@@ -1,6 +1,7 @@
 //! The encoder: decoded-PDU JSON (CONTRACT.md, non-annotated) back to the exact bytes, walking
 //! the same compiled plans as the decoder. `records` fields shown as decoded batches go back
-//! through the caller's [`RecordsHook`]; the JSON itself is rendered by the printers (`output::value`).
+//! through the caller's [`RecordsHook`]; the JSON itself is rendered by the printers
+//! (`output::value`).
 //!
 //! Tagged fields are written iff present in the JSON, in ascending tag order merged with
 //! `_unknown_tagged_fields`; every untagged field present at the version is required.
