@@ -12,7 +12,7 @@ use kinspect::capture::{read_capture, CaptureOptions, Event};
 use kinspect::output::{Format, Options, Printer};
 use kinspect::pdu::{Hints, Pdu};
 use kinspect::protocol::builtin;
-use kinspect::wire::decode::{Decoder, RecordsOptions};
+use kinspect::wire::decode::RecordsOptions;
 use std::time::{Duration, Instant};
 
 fn frames() -> Vec<(Hints, Vec<u8>)> {
@@ -69,7 +69,7 @@ fn main() {
         .find_map(|a| a.parse().ok())
         .unwrap_or(2.0);
     let frames = frames();
-    let mut dec = Decoder::new(builtin());
+    let mut dec = kinspect::records::decoder(builtin());
     let mut pdu = Pdu::default();
     measure("decode", &frames, secs, |h, d| {
         dec.decode_frame(d, h, &mut pdu)

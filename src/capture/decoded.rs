@@ -38,7 +38,7 @@ pub struct DecodeLoop {
 impl DecodeLoop {
     pub fn new(proto: &'static Protocol) -> Self {
         DecodeLoop {
-            decoder: Decoder::new(proto),
+            decoder: crate::records::decoder(proto),
             session: Arc::new(Session::new()),
             pdu: Pdu::default(),
         }

@@ -12,15 +12,17 @@
 
 use crate::diag::Diagnostic;
 use crate::pdu::{Direction, Pdu};
-use crate::wire::decode::{TopicNames, TOPIC_FIELDS, TOPIC_ID_FIELD};
-use crate::wire::tree::{Kind, NodeId, Tree, Value};
+use crate::protocol::KnownApis;
+use crate::wire::hook::TopicNames;
+use crate::wire::tree::{Entity, Kind, NodeId, Tree, Value};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
-const API_VERSIONS: i16 = 18;
-const METADATA: i16 = 3;
-const CREATE_TOPICS: i16 = 19;
-const DESCRIBE_TOPIC_PARTITIONS: i16 = 75;
+/// The APIs the session learns from, by name in the built-in registry (API keys are Kafka's,
+/// not a release's: an overlay does not renumber them).
+fn known() -> &'static KnownApis {
+    crate::protocol::builtin().known()
+}
 
 /// Most topic ids remembered; a capture naming more keeps the first ones.
 const MAX_TOPIC_IDS: usize = 1 << 20;
@@ -87,11 +89,16 @@ impl Session {
     /// which this is false leaves the session as it was, so it can be decoded against a
     /// snapshot, on another thread.
     pub fn may_learn_from(direction: Option<Direction>, api_key: Option<i16>) -> bool {
+        let k = known();
         direction != Some(Direction::Request)
-            && matches!(
-                api_key,
-                Some(API_VERSIONS | METADATA | CREATE_TOPICS | DESCRIBE_TOPIC_PARTITIONS)
-            )
+            && api_key.is_some()
+            && [
+                k.api_versions,
+                k.metadata,
+                k.create_topics,
+                k.describe_topic_partitions,
+            ]
+            .contains(&api_key)
     }
 
     /// Learns what a decoded response says: advertised versions, topic names.
@@ -106,9 +113,10 @@ impl Session {
             return;
         };
         let server = pdu.origin.conn.map(|c| c.server);
-        match pdu.api_key {
-            Some(API_VERSIONS) => self.learn_versions(server, &pdu.tree, b),
-            _ => self.learn_topics(&pdu.tree, b),
+        if pdu.api_key == known().api_versions {
+            self.learn_versions(server, &pdu.tree, b)
+        } else {
+            self.learn_topics(&pdu.tree, b)
         }
     }
 
@@ -127,7 +135,7 @@ impl Session {
     fn check_request(&self, server: Option<SocketAddr>, key: i16, version: i16) -> Vec<Diagnostic> {
         // Clients probe ApiVersions above what the broker knows on purpose (the broker answers
         // with a v0 body), so that request is never a mistake.
-        if key == API_VERSIONS {
+        if Some(key) == known().api_versions {
             return Vec::new();
         }
         let Some(adv) = self.advertised.get(&server) else {
@@ -177,22 +185,26 @@ impl Session {
         }
     }
 
+    /// Every struct of the body that carries both a topic id and a topic name (the `Topics[]`
+    /// of Metadata, CreateTopics and DescribeTopicPartitions responses) teaches their pairing.
     fn learn_topics(&mut self, tree: &Tree, b: NodeId) {
-        let Some(topics) = member(tree, b, "Topics") else {
-            return;
-        };
-        for t in tree.children(topics) {
-            let id = match tree.child(t, "TopicId").map(|n| tree.node(n).value) {
-                Some(Value::Uuid(u)) if u != [0; 16] => u,
-                _ => continue,
+        for t in b..tree.node(b).end {
+            if tree.node(t).kind != Kind::Struct {
+                continue;
+            }
+            let (mut id, mut name) = (None, None);
+            for c in tree.children(t) {
+                let n = tree.node(c);
+                match (n.entity, n.value) {
+                    (Entity::TopicId, Value::Uuid(u)) if u != [0; 16] => id = Some(u),
+                    (Entity::TopicName, Value::Str(s)) => name = Some((n.buf, s)),
+                    _ => {}
+                }
+            }
+            let (Some(id), Some((buf, s))) = (id, name) else {
+                continue;
             };
-            let name = match tree.child(t, "Name").map(|n| *tree.node(n)) {
-                Some(n) => match n.value {
-                    Value::Str(s) => String::from_utf8_lossy(tree.bytes(n.buf, s)).into_owned(),
-                    _ => continue,
-                },
-                None => continue,
-            };
+            let name = String::from_utf8_lossy(tree.bytes(buf, s)).into_owned();
             if self.topics.len() < MAX_TOPIC_IDS || self.topics.contains_key(&id) {
                 self.topics.insert(id, name);
             }
@@ -206,9 +218,9 @@ impl TopicNames for Session {
     }
 }
 
-/// Fills `out` with the names `names` knows for the `TopicId` members of `tree`'s structs that
-/// carry no topic name of their own (a string `Name`, `Topic` or `TopicName`), in node order.
-/// Data-driven: any uuid member called `TopicId`, whatever the API.
+/// Fills `out` with the names `names` knows for the topic-id members of `tree`'s structs that
+/// carry no topic name of their own, in node order. Data-driven: any member whose entity is
+/// a topic id ([`Entity::TopicId`]), whatever the API.
 pub fn name_topic_ids(tree: &Tree, names: &dyn TopicNames, out: &mut Vec<(NodeId, String)>) {
     out.clear();
     for (i, n) in tree.nodes.iter().enumerate() {
@@ -221,8 +233,10 @@ pub fn name_topic_ids(tree: &Tree, names: &dyn TopicNames, out: &mut Vec<(NodeId
         for c in tree.children(id) {
             let cn = tree.node(c);
             match cn.value {
-                Value::Uuid(u) if cn.name == TOPIC_ID_FIELD && u != [0; 16] => found = Some((c, u)),
-                Value::Str(_) if TOPIC_FIELDS.contains(&cn.name) => named = true,
+                Value::Uuid(u) if cn.entity == Entity::TopicId && u != [0; 16] => {
+                    found = Some((c, u))
+                }
+                Value::Str(_) if cn.entity == Entity::TopicName => named = true,
                 _ => {}
             }
         }
@@ -240,6 +254,24 @@ mod tests {
     use super::*;
     use crate::pdu::Conn;
     use crate::wire::tree::Span;
+
+    /// Metadata's key, as the session finds it by name.
+    const METADATA: i16 = 3;
+
+    #[test]
+    fn the_apis_learnt_from_are_found_by_name() {
+        let k = known();
+        assert_eq!(
+            (
+                k.api_versions,
+                k.metadata,
+                k.create_topics,
+                k.describe_topic_partitions
+            ),
+            (Some(18), Some(METADATA), Some(19), Some(75))
+        );
+        assert_eq!(k.controlled_shutdown, Some(7));
+    }
 
     /// A response tree shaped like the decoder's: root { header, body { ErrorCode, ApiKeys[] } }.
     fn api_versions(entries: &[(i64, i64, i64)], error: i64) -> Tree {
@@ -339,9 +371,11 @@ mod tests {
         for &(name, id) in entries {
             let e = t.open("", Kind::Struct, 0, 0);
             if let Some(s) = name {
-                t.leaf("Name", Value::Str(s), 0, s.start, s.len);
+                let n = t.leaf("Name", Value::Str(s), 0, s.start, s.len);
+                t.node_mut(n).entity = Entity::TopicName;
             }
-            t.leaf("TopicId", Value::Uuid(id), 0, 0, 0);
+            let n = t.leaf("TopicId", Value::Uuid(id), 0, 0, 0);
+            t.node_mut(n).entity = Entity::TopicId;
             t.close(e, 0);
         }
         t.close(arr, 0);

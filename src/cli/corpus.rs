@@ -11,7 +11,6 @@ use kinspect::capture::{read_capture, CaptureOptions, Event};
 use kinspect::fuzzing::records::RECORDS_PARTIAL_OK;
 use kinspect::fuzzing::{decode_seed, traffic::stream_seed};
 use kinspect::pdu::{Direction, Pdu};
-use kinspect::wire::decode::Decoder;
 use kinspect::wire::tree::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -60,7 +59,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         ..CaptureOptions::default()
     };
     let mut counts = Counts::default();
-    let mut dec = Decoder::new(proto);
+    let mut dec = kinspect::records::decoder(proto);
     // Record-batch seeds are the `records` fields' bytes: keep them undecoded.
     dec.set_records(kinspect::wire::decode::RecordsOptions {
         raw: true,

@@ -71,7 +71,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             bad = true;
             return Ok(());
         }
-        match kinspect::wire::encode::encode_pdu(proto, v) {
+        match kinspect::records::encode_pdu(proto, v) {
             Ok(bytes) => match kind {
                 OutputKind::Raw => out.write_all(&bytes),
                 OutputKind::Hex => {

@@ -21,7 +21,7 @@ use kinspect::capture::session::Session;
 use kinspect::output::json::{self, JsonOptions};
 use kinspect::pdu::{Hints, Origin, Pdu};
 use kinspect::protocol::Protocol;
-use kinspect::wire::decode::{Decoder, RecordsOptions};
+use kinspect::wire::decode::RecordsOptions;
 use std::io::{self, Write};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::Arc;
@@ -372,7 +372,7 @@ fn work(
     jobs: Receiver<Job>,
     done: Sender<Done>,
 ) {
-    let mut decoder = Decoder::new(proto);
+    let mut decoder = kinspect::records::decoder(proto);
     decoder.set_records(records);
     let mut pdu = Pdu::default();
     let mut text = Vec::new();

@@ -2,10 +2,11 @@
 //! their smoke tests share. Every check panics with what was expected and where, so a fuzzer
 //! crash report reads as a bug report.
 
+use crate::output::value::pdu_json;
 use crate::output::{self, json::JsonOptions, Format};
 use crate::pdu::Pdu;
 use crate::protocol::Protocol;
-use crate::wire::encode::{encode_pdu, pdu_json};
+use crate::records::encode_pdu;
 use crate::wire::sample::Rng;
 use crate::wire::tree::{Kind, Tree, Value};
 

@@ -110,7 +110,7 @@ thread_local! {
     // One decoder per thread keeps its plan cache warm across fuzz iterations, as one input's
     // decode loop does.
     static DECODER: RefCell<(Decoder, Pdu)> =
-        RefCell::new((Decoder::new(crate::protocol::builtin()), Pdu::default()));
+        RefCell::new((crate::records::decoder(crate::protocol::builtin()), Pdu::default()));
 }
 
 /// Target `decode`: one frame with fuzzer-chosen hints. The tree must tile, stay inside its

@@ -100,7 +100,7 @@ mod tests {
     #[test]
     fn smoke_records() {
         let mut fields = Vec::new();
-        let mut dec = crate::wire::decode::Decoder::new(crate::protocol::builtin());
+        let mut dec = crate::records::decoder(crate::protocol::builtin());
         // The fields' bytes themselves are the seeds: keep them undecoded here.
         dec.set_records(crate::wire::decode::RecordsOptions {
             raw: true,

@@ -6,10 +6,11 @@
 //! encoding again to the same bytes.
 
 use super::check;
+use crate::output::value::pdu_json;
 use crate::pdu::{Direction, Hints, Pdu};
 use crate::protocol::{builtin, headers};
+use crate::records::encode_pdu;
 use crate::wire::decode::Decoder;
-use crate::wire::encode::{encode_pdu, pdu_json};
 use crate::wire::plan::shared;
 use crate::wire::sample::from_unstructured;
 use arbitrary::Unstructured;
@@ -46,7 +47,7 @@ thread_local! {
     // The generator fills `records` fields with arbitrary bytes, not batches: keep them opaque
     // (the `records` and `decode` targets exercise batch decoding).
     static DECODER: RefCell<(Decoder, Pdu)> = RefCell::new({
-        let mut d = Decoder::new(builtin());
+        let mut d = crate::records::decoder(builtin());
         d.set_records(crate::wire::decode::RecordsOptions { raw: true, ..Default::default() });
         (d, Pdu::default())
     });

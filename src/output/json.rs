@@ -293,6 +293,24 @@ pub fn write_pdu<W: Write + ?Sized>(
     w.write_all(b"}")
 }
 
+/// Writes the JSON value of node `id` of `t` alone (as a member's value in [`write_pdu`], no
+/// session names): what `output::value` reads back for the encoder.
+pub fn write_value<W: Write + ?Sized>(
+    w: &mut W,
+    t: &Tree,
+    id: NodeId,
+    o: &JsonOptions,
+) -> io::Result<()> {
+    let none = Pdu::default();
+    let mut p = Printer {
+        t,
+        o,
+        sasl: false,
+        names: &none,
+    };
+    p.annotated(w, id, 1)
+}
+
 /// Writes a capture note (something that is not a PDU) as an object.
 pub fn write_note<W: Write + ?Sized>(
     w: &mut W,

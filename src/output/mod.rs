@@ -6,6 +6,7 @@ pub mod json;
 pub mod summary;
 pub mod time;
 pub mod tree;
+pub mod value;
 
 use crate::diag::Diagnostic;
 use crate::pdu::{Origin, Pdu};

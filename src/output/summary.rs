@@ -7,7 +7,7 @@ use super::time::TimeFormat;
 use super::{Options, Palette};
 use crate::diag::{Diagnostic, Severity};
 use crate::pdu::{Direction, Origin, Pdu};
-use crate::wire::tree::{Kind, NodeId, Tree, Value};
+use crate::wire::tree::{Entity, Kind, NodeId, Tree, Value};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -176,29 +176,27 @@ impl Facts {
             }
         }
         if let Some(b) = t.child(0, "body") {
-            f.walk(t, b, "", 0);
+            f.walk(t, b, 0);
         }
         f
     }
 
-    fn walk(&mut self, t: &Tree, id: NodeId, array: &str, depth: usize) {
+    fn walk(&mut self, t: &Tree, id: NodeId, depth: usize) {
         if depth > 2 * crate::limits::MAX_DEPTH {
             return;
         }
         for c in t.children(id) {
             let n = t.node(c);
             match n.kind {
-                Kind::Struct | Kind::TaggedSection => self.walk(t, c, array, depth + 1),
+                Kind::Struct | Kind::TaggedSection => self.walk(t, c, depth + 1),
                 // Decoded batches: their size, not their contents (record data and
                 // internal-topic structs are not this message's topics or groups).
                 Kind::Array if n.name == "Records" => {
                     self.record_bytes += n.len.saturating_sub(n.hdr as u32) as u64
                 }
-                Kind::Array => self.walk(t, c, n.name, depth + 1),
-                Kind::Scalar => match (n.name, n.value) {
-                    ("Name" | "Topic" | "TopicName", Value::Str(_))
-                        if array.starts_with("Topic") || n.name != "Name" =>
-                    {
+                Kind::Array => self.walk(t, c, depth + 1),
+                Kind::Scalar => match (n.entity, n.name, n.value) {
+                    (Entity::TopicName, _, Value::Str(_)) => {
                         if let Some(s) = str_of(t, c) {
                             if !self.topics.contains(&s) {
                                 if self.topics.len() < MAX_TOPICS {
@@ -209,20 +207,20 @@ impl Facts {
                             }
                         }
                     }
-                    ("GroupId", Value::Str(_)) => {
+                    (Entity::GroupId, _, Value::Str(_)) => {
                         self.group = self.group.take().or_else(|| str_of(t, c))
                     }
-                    ("TransactionalId", Value::Str(_)) => {
+                    (Entity::TransactionalId, _, Value::Str(_)) => {
                         self.txn = self.txn.take().or_else(|| str_of(t, c))
                     }
-                    ("ErrorCode", Value::Int(e)) if e != 0 => {
+                    (_, "ErrorCode", Value::Int(e)) if e != 0 => {
                         if let Ok(e) = i16::try_from(e) {
                             if !self.errors.contains(&e) && self.errors.len() < MAX_ERRORS {
                                 self.errors.push(e);
                             }
                         }
                     }
-                    ("Records", Value::Bytes(s)) => self.record_bytes += s.len as u64,
+                    (_, "Records", Value::Bytes(s)) => self.record_bytes += s.len as u64,
                     _ => {}
                 },
                 _ => {}

@@ -9,8 +9,9 @@
 use crate::pdu::Direction;
 use crate::protocol::headers::request_header_version;
 use crate::protocol::Protocol;
+use crate::records::encode_pdu;
 use crate::schema::model::{Field, MessageSpec, Prim};
-use crate::wire::encode::{encode_pdu, EncodeError};
+use crate::wire::encode::EncodeError;
 use crate::wire::plan::{shared, Plan, Ty};
 use crate::wire::sample::{self, Rng};
 use serde_json::{json, Map, Value as J};
@@ -389,7 +390,7 @@ mod tests {
             let b = bodies(spec("Produce", v), v, 0, 1, &ents);
             let one = b.iter().find(|b| b.variant == "one").unwrap();
             let frame = encode_request(builtin(), 0, v, 5, "c", &one.json).unwrap();
-            let mut d = crate::wire::decode::Decoder::new(builtin());
+            let mut d = crate::records::decoder(builtin());
             let mut p = Pdu::default();
             d.decode_frame(&frame, &Hints::default(), &mut p);
             assert!(p.tree.diags.is_empty(), "v{v}: {:?}", p.tree.diags);

@@ -48,12 +48,11 @@ pub use conn::{Chunk, ConnRecord, Transcript};
 pub use findings::Finding;
 pub use report::Row;
 
+use crate::output::value::pdu_json;
 use crate::pdu::{Direction, Hints, Pdu};
 use crate::protocol::errors::error_name;
-use crate::protocol::headers::API_VERSIONS;
 use crate::protocol::Protocol;
 use crate::wire::decode::Decoder;
-use crate::wire::encode::pdu_json;
 use crate::wire::tree::{Kind, Value};
 use conn::{Conn, ReadFail};
 use generate::Entities;
@@ -210,11 +209,15 @@ pub fn check_loopback(addr: &SocketAddr) -> Result<(), ProbeError> {
 /// Runs the sweep.
 pub fn run(cfg: &Config) -> Result<Report, ProbeError> {
     check_loopback(&cfg.addr)?;
+    let api_versions = cfg.protocol.known().api_versions.ok_or_else(|| {
+        ProbeError::Negotiate("the protocol has no ApiVersions API to negotiate with".into())
+    })?;
     let mut p = Prober {
         cfg,
         conn: None,
         transcript: Transcript::default(),
-        decoder: Decoder::new(cfg.protocol),
+        decoder: crate::records::decoder(cfg.protocol),
+        api_versions,
         next_corr: 1,
         sent: HashSet::new(),
         findings: Vec::new(),
@@ -256,6 +259,8 @@ struct Prober<'c> {
     conn: Option<Conn>,
     transcript: Transcript,
     decoder: Decoder,
+    /// ApiVersions' key, looked up by name in the protocol.
+    api_versions: i16,
     next_corr: i32,
     /// Correlation ids sent so far (bounded by `max_requests`).
     sent: HashSet<i32>,
@@ -510,7 +515,7 @@ impl Prober<'_> {
                 },
                 first.message
             );
-            if base.api_key == API_VERSIONS && v != 0 && unsupported_at_start(&base.response) {
+            if base.api_key == self.api_versions && v != 0 && unsupported_at_start(&base.response) {
                 msg = format!(
                     "an UNSUPPORTED_VERSION answer to ApiVersions v{v} that is valid neither as v{v} nor as the v0 fallback (ErrorCode, int32 ApiKeys count, entries); {msg}"
                 );
@@ -564,7 +569,7 @@ impl Prober<'_> {
     fn negotiate(&mut self) -> Result<Vec<(i16, i16, i16)>, ProbeError> {
         let proto = self.cfg.protocol;
         let top = proto
-            .api_versions(API_VERSIONS)
+            .api_versions(self.api_versions)
             .iter()
             .map(|a| a.valid.hi)
             .max()
@@ -573,7 +578,7 @@ impl Prober<'_> {
         let mut tried = Vec::new();
         while !tried.contains(&v) && tried.len() < 4 {
             tried.push(v);
-            let Some(spec) = generate::request_spec(proto, API_VERSIONS, v) else {
+            let Some(spec) = generate::request_spec(proto, self.api_versions, v) else {
                 v = 0;
                 continue;
             };
@@ -587,8 +592,13 @@ impl Prober<'_> {
                     );
                 }
             }
-            let Some(pdu) = self.exchange(API_VERSIONS, v, "negotiate", &body, Expect::Negotiation)
-            else {
+            let Some(pdu) = self.exchange(
+                self.api_versions,
+                v,
+                "negotiate",
+                &body,
+                Expect::Negotiation,
+            ) else {
                 v = 0;
                 continue;
             };
@@ -614,7 +624,7 @@ impl Prober<'_> {
                     // The broker's own ApiVersions range, when it gave one.
                     v = keys
                         .iter()
-                        .find(|k| k.0 == API_VERSIONS)
+                        .find(|k| k.0 == self.api_versions)
                         .map_or(0, |k| k.2.min(v - 1).max(0));
                 }
                 _ => v = 0,
@@ -737,7 +747,7 @@ impl Prober<'_> {
                         continue;
                     }
                     let mut body = b.json;
-                    if key == API_VERSIONS && !pass && b.variant != "nulls" {
+                    if key == self.api_versions && !pass && b.variant != "nulls" {
                         if let Some(o) = body.as_object_mut() {
                             if o.contains_key("ClientSoftwareName") {
                                 o.insert("ClientSoftwareName".into(), "kinspect".into());

@@ -1,18 +1,14 @@
 //! Request/response header versions as Kafka derives them (`ApiMessageType.
 //! {request,response}HeaderVersion`, reference/kafka-wire-rules.md §1): request header 2 iff the
 //! API version is flexible, else 1 (ControlledShutdown v0: 0, 3.9.0 only); response header 1 iff
-//! flexible, else 0, except ApiVersions responses, always 0 (KIP-511).
+//! flexible, else 0, except ApiVersions responses, always 0 (KIP-511). These two exceptions are
+//! hand-written rules; the APIs they name are looked up by name ([`Protocol::known`]).
 //!
 //! Flexibility of a version the registry does not know (ApiVersions v99) follows the newest
 //! release's `flexibleVersions`, as Kafka's `VersionConditional` does.
 
 use super::registry::Protocol;
 use super::Direction;
-
-/// ApiVersions: its response header is always v0, and its response has the v0 fallback.
-pub const API_VERSIONS: i16 = 18;
-/// ControlledShutdown: v0 used request header v0 (no client id) until 4.0 removed it.
-pub const CONTROLLED_SHUTDOWN: i16 = 7;
 
 /// Whether `api_version` of `api_key` is flexible; `None` for an API no release defines.
 pub fn is_flexible(proto: &Protocol, api_key: i16, api_version: i16) -> Option<bool> {
@@ -28,7 +24,7 @@ pub fn is_flexible(proto: &Protocol, api_key: i16, api_version: i16) -> Option<b
 /// The request header version Kafka uses for `api_key` at `api_version`; `None` for an API no
 /// release defines (a decoder may still try v1 to show the correlation id).
 pub fn request_header_version(proto: &Protocol, api_key: i16, api_version: i16) -> Option<i16> {
-    if api_key == CONTROLLED_SHUTDOWN
+    if proto.known().controlled_shutdown == Some(api_key)
         && api_version == 0
         && proto.header(Direction::Request, 0).is_some()
     {
@@ -39,7 +35,7 @@ pub fn request_header_version(proto: &Protocol, api_key: i16, api_version: i16) 
 
 /// The response header version Kafka uses for `api_key` at `api_version` (the request's).
 pub fn response_header_version(proto: &Protocol, api_key: i16, api_version: i16) -> Option<i16> {
-    if api_key == API_VERSIONS {
+    if proto.known().api_versions == Some(api_key) {
         return Some(0);
     }
     is_flexible(proto, api_key, api_version).map(|f| if f { 1 } else { 0 })

@@ -23,4 +23,6 @@ impl Direction {
     }
 }
 
-pub use registry::{builtin, load, with_overlay, ApiRelease, CoordinatorGroup, Protocol, Resolved};
+pub use registry::{
+    builtin, load, with_overlay, ApiRelease, CoordinatorGroup, KnownApis, Protocol, Resolved,
+};

@@ -250,6 +250,22 @@ fn group_of(spec: &SpecHead) -> Option<CoordinatorGroup> {
 pub struct Protocol {
     releases: Vec<&'static str>,
     sets: Vec<Set>,
+    known: KnownApis,
+}
+
+/// API keys that hand-written rules name, looked up by name in the registry once, when the
+/// protocol is built (`None` when no release defines the API).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KnownApis {
+    /// ApiVersions: its response header is always v0 and a response may fall back to v0
+    /// (KIP-511: a client must read the error of a version the broker does not support).
+    pub api_versions: Option<i16>,
+    /// ControlledShutdown: v0 used request header v0 (no client id) until 4.0 removed it.
+    pub controlled_shutdown: Option<i16>,
+    /// The responses the capture's session learns topic ids from.
+    pub metadata: Option<i16>,
+    pub create_topics: Option<i16>,
+    pub describe_topic_partitions: Option<i16>,
 }
 
 /// Looks `key` up release by release: the first release whose entry passes `fits` wins; an
@@ -277,52 +293,59 @@ impl Protocol {
     /// text lives as long as the process (the built-in one is embedded).
     pub fn from_bundle_text(text: &'static str) -> Result<Protocol, String> {
         let b = bundle::parse_lazy(text)?;
-        let entries: Vec<Entry> = b
-            .heads
-            .into_iter()
-            .zip(b.lines)
-            .map(|(head, line)| Entry {
-                head,
-                line,
-                spec: OnceLock::new(),
-            })
-            .collect();
-        let entries: &'static [Entry] = Box::leak(entries.into_boxed_slice());
-        let mut p = Protocol {
-            releases: Vec::new(),
-            sets: Vec::new(),
-        };
-        for (name, ids) in b.releases {
-            let name: &'static str = Box::leak(name.into_boxed_str());
-            p.releases.push(name);
-            p.sets.push(Set::new(
-                name,
-                false,
-                ids.iter().filter_map(|&i| entries.get(i)).collect(),
-            ));
-        }
-        Ok(p)
+        let entries = b.heads.into_iter().zip(b.lines).map(|(head, line)| Entry {
+            head,
+            line,
+            spec: OnceLock::new(),
+        });
+        Ok(Protocol::of_releases(entries.collect(), b.releases))
     }
 
     /// The protocol of a parsed bundle (its specs are leaked: a protocol lives as long as the
     /// process).
     pub fn from_bundle(b: bundle::Bundle) -> Protocol {
-        let entries: Vec<Entry> = b.specs.into_iter().map(Entry::parsed).collect();
+        Protocol::of_releases(b.specs.into_iter().map(Entry::parsed).collect(), b.releases)
+    }
+
+    /// Both bundle forms: `releases` name, newest first, the indexes into `entries` of each
+    /// release's specs. Entries and names are leaked: a protocol lives as long as the process.
+    fn of_releases(entries: Vec<Entry>, releases: Vec<(String, Vec<usize>)>) -> Protocol {
         let entries: &'static [Entry] = Box::leak(entries.into_boxed_slice());
+        let sets = releases
+            .into_iter()
+            .map(|(name, ids)| {
+                let name: &'static str = Box::leak(name.into_boxed_str());
+                Set::new(
+                    name,
+                    false,
+                    ids.iter().filter_map(|&i| entries.get(i)).collect(),
+                )
+            })
+            .collect();
+        Protocol::of_sets(sets)
+    }
+
+    /// The protocol of release sets, newest first; the APIs the hand-written rules need are
+    /// looked up by name now.
+    fn of_sets(sets: Vec<Set>) -> Protocol {
         let mut p = Protocol {
-            releases: Vec::new(),
-            sets: Vec::new(),
+            releases: sets.iter().map(|s| s.release).collect(),
+            sets,
+            known: KnownApis::default(),
         };
-        for (name, ids) in b.releases {
-            let name: &'static str = Box::leak(name.into_boxed_str());
-            p.releases.push(name);
-            p.sets.push(Set::new(
-                name,
-                false,
-                ids.iter().filter_map(|&i| entries.get(i)).collect(),
-            ));
-        }
+        p.known = KnownApis {
+            api_versions: p.api_key("ApiVersions"),
+            controlled_shutdown: p.api_key("ControlledShutdown"),
+            metadata: p.api_key("Metadata"),
+            create_topics: p.api_key("CreateTopics"),
+            describe_topic_partitions: p.api_key("DescribeTopicPartitions"),
+        };
         p
+    }
+
+    /// The API keys the hand-written rules (headers, the capture's session) need.
+    pub fn known(&self) -> &KnownApis {
+        &self.known
     }
 
     /// Release names, newest first (`overlay` first when a user's folder is laid over).
@@ -485,10 +508,7 @@ pub fn builtin() -> &'static Protocol {
             // The bundle is generated and tested; reaching this means a broken build, and
             // decoding without a protocol still reports every frame as unknown rather than dying.
             eprintln!("kinspect: the built-in protocol bundle is unreadable: {e}");
-            Protocol {
-                releases: Vec::new(),
-                sets: Vec::new(),
-            }
+            Protocol::of_sets(Vec::new())
         }
     })
 }
@@ -521,17 +541,11 @@ pub fn with_overlay(dir: &Path) -> Result<&'static Protocol, Vec<SchemaDiag>> {
     }
     let entries: Vec<Entry> = specs.into_iter().map(Entry::parsed).collect();
     let entries: &'static [Entry] = Box::leak(entries.into_boxed_slice());
-    let base = builtin();
-    let mut p = Protocol {
-        releases: vec![OVERLAY],
-        sets: vec![Set::new(OVERLAY, true, entries.iter().collect())],
-    };
-    for set in &base.sets {
-        p.releases.push(set.release);
-        p.sets
-            .push(Set::new(set.release, false, set.entries.clone()));
+    let mut sets = vec![Set::new(OVERLAY, true, entries.iter().collect())];
+    for set in &builtin().sets {
+        sets.push(Set::new(set.release, false, set.entries.clone()));
     }
-    let p: &'static Protocol = Box::leak(Box::new(p));
+    let p: &'static Protocol = Box::leak(Box::new(Protocol::of_sets(sets)));
     if let Ok(mut c) = cache.lock() {
         c.push((key, p));
     }

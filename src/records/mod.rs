@@ -20,14 +20,15 @@
 //! - a batch cut short at the end of the data: the header fields that fit, then `Partial: true`
 //!   and `Incomplete` (the bytes present).
 //!
-//! In messages, the walker (`crate::wire::walk`) decodes every `records` field this way: the
-//! field is an `Array` of batches whose header is the length prefix; the topic comes from the
-//! enclosing struct's `Name`/`Topic`/`TopicName`, or from its `TopicId` when the caller
-//! passes the decoder names for topic ids (`wire::decode::TopicNames`: `kinspect decode` and
-//! `stats` pass the capture's session, which learns them from Metadata, CreateTopics and
-//! DescribeTopicPartitions responses), so `__consumer_offsets` records fetched by id (Fetch
-//! v13+) decode too; `--records raw` keeps the bytes instead. The JSON printer shows such a
-//! name as `"_topic_name"` next to the `TopicId` (see `crate::output::json`).
+//! In messages, the walker (`crate::wire::walk`) hands every `records` field to the
+//! [`RecordsHook`] of its decoder, which [`Batches`] implements this way ([`decoder`] builds such
+//! a decoder): the field is an `Array` of batches whose header is the length prefix; the topic
+//! comes from the enclosing struct's `topicName` entity (`Name`, `Topic`, …), or from its topic
+//! id when the caller passes the decoder names for topic ids (`wire::hook::TopicNames`:
+//! `kinspect decode` and `stats` pass the capture's session, which learns them from Metadata,
+//! CreateTopics and DescribeTopicPartitions responses), so `__consumer_offsets` records fetched
+//! by id (Fetch v13+) decode too; `--records raw` keeps the bytes instead. The JSON printer
+//! shows such a name as `"_topic_name"` next to the `TopicId` (see `crate::output::json`).
 //!
 //! The JSON printers add two members to a batch (or legacy wrapper) that are not in the tree, so
 //! that [`encode`] can put every byte back (plain JSON only; annotated JSON locates the same
@@ -63,54 +64,57 @@ pub mod read;
 
 use crate::diag::Diagnostic;
 use crate::limits::MAX_NODES_PER_TREE;
+use crate::pdu::Direction;
+use crate::protocol::Protocol;
+use crate::wire::decode::Decoder;
+use crate::wire::encode::EncodeError;
+pub use crate::wire::hook::AsType;
+use crate::wire::hook::{RecordsField, RecordsHook};
 use crate::wire::tree::{Kind, Span, Tree, Value};
 use read::{Fail, Rd, R};
 
-/// How to interpret record keys and values beyond bytes: the internal topics whose records
-/// kinspect knows (`--as TYPE`, or automatic from the topic name).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AsType {
-    /// `__consumer_offsets`: coordinator keys and values of the group coordinator.
-    ConsumerOffsets,
-    /// `__transaction_state`.
-    TransactionState,
-    /// `__share_group_state`.
-    ShareGroupState,
-    /// `__cluster_metadata` (and snapshots): framed metadata records.
-    ClusterMetadata,
-    /// Keys and values as plain data even on an internal topic.
-    Raw,
+/// The records hook ([`RecordsHook`]) the message decoder and encoder plug in: `records` fields
+/// as batches, legacy message sets, codecs and internal-topic records.
+pub struct Batches;
+
+/// The one [`Batches`] hook (`Decoder::with_records(proto, &records::BATCHES)`).
+pub static BATCHES: Batches = Batches;
+
+impl RecordsHook for Batches {
+    fn decode(&self, tree: &mut Tree, buf: u16, span: Span, field: &RecordsField) {
+        let ctx = RecordsContext {
+            topic: field.topic,
+            // A response stops at the broker's byte limit, cutting its last batch.
+            partial_tail_ok: field.direction == Direction::Response,
+            as_type: field.options.as_type,
+            headers_only: field.options.headers_only,
+        };
+        decode_records(tree, buf, span.start, span.len, &ctx, field.path);
+    }
+
+    fn encode(
+        &self,
+        items: &[serde_json::Value],
+        out: &mut Vec<u8>,
+        path: &str,
+    ) -> Result<(), EncodeError> {
+        encode::encode_records(items, out, path)
+    }
 }
 
-impl AsType {
-    /// The names `--as` accepts, with what each selects.
-    pub const NAMES: [(&'static str, AsType); 5] = [
-        ("consumer-offsets", AsType::ConsumerOffsets),
-        ("transaction-state", AsType::TransactionState),
-        ("share-group-state", AsType::ShareGroupState),
-        ("cluster-metadata", AsType::ClusterMetadata),
-        ("raw", AsType::Raw),
-    ];
+/// A message decoder that decodes `records` fields into batches: what almost every caller
+/// wants (`Decoder::new` keeps them as bytes).
+pub fn decoder(proto: &'static Protocol) -> Decoder {
+    Decoder::with_records(proto, &BATCHES)
+}
 
-    /// Parses an `--as` value; also accepts the topic names themselves.
-    pub fn from_name(s: &str) -> Option<AsType> {
-        AsType::NAMES
-            .iter()
-            .find(|(n, _)| *n == s)
-            .map(|(_, t)| *t)
-            .or_else(|| AsType::for_topic(s))
-    }
-
-    /// The interpretation a topic gets automatically.
-    pub fn for_topic(topic: &str) -> Option<AsType> {
-        Some(match topic {
-            "__consumer_offsets" => AsType::ConsumerOffsets,
-            "__transaction_state" => AsType::TransactionState,
-            "__share_group_state" => AsType::ShareGroupState,
-            "__cluster_metadata" => AsType::ClusterMetadata,
-            _ => return None,
-        })
-    }
+/// Encodes one decoded-PDU JSON object to the frame's bytes, `records` fields shown as batches
+/// included (`wire::encode::encode_pdu` with [`BATCHES`]).
+pub fn encode_pdu(
+    proto: &'static Protocol,
+    pdu_json: &serde_json::Value,
+) -> Result<Vec<u8>, EncodeError> {
+    crate::wire::encode::encode_pdu(proto, pdu_json, Some(&BATCHES))
 }
 
 /// What the records decoder knows beyond the bytes.

@@ -36,31 +36,19 @@
 //! section) and `_excess` (bytes a known tag declared beyond its struct's content).
 
 use super::cursor::Cursor;
+use super::hook::NoNames;
+pub use super::hook::{RecordsHook, RecordsOptions, TopicNames};
 use super::plan::{Plan, PlanCache};
 use super::tree::{Kind, NodeId, Span, Tree, Value};
-pub use super::walk::RecordsOptions;
 use super::walk::{Seg, Walker};
 use crate::diag::Diagnostic;
 use crate::limits::MAX_FRAME_SIZE;
 use crate::pdu::{Direction, Hints, Pdu};
-use crate::protocol::headers::{self, API_VERSIONS};
+use crate::protocol::headers;
 use crate::protocol::Protocol;
 use crate::schema::model::MessageSpec;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// String fields that name the topic of the records below them (Produce `TopicData[].Name`,
-/// Fetch `Responses[].Topic`, …): the innermost enclosing struct's one is used. A topic known
-/// only by id (a uuid field [`TOPIC_ID_FIELD`], Fetch v13+, Produce v13) is named through the
-/// caller's [`TopicNames`], when it gives one; otherwise the topic stays unknown.
-pub const TOPIC_FIELDS: [&str; 3] = ["Name", "Topic", "TopicName"];
-/// The uuid field that names a topic by id.
-pub const TOPIC_ID_FIELD: &str = "TopicId";
-
-/// Topic names for topic ids, learnt from earlier PDUs (the capture's session).
-pub trait TopicNames {
-    fn topic_name(&self, id: [u8; 16]) -> Option<&str>;
-}
 
 /// Decodes whole frames with one protocol, caching compiled plans; reuse one per input so the
 /// tree arena and the caches stay warm (no allocation per field once warmed up).
@@ -71,6 +59,8 @@ pub struct Decoder {
     /// Everything the registry says about (direction, api key, version), looked up once.
     routes: HashMap<(bool, i16, i16), Route>,
     records: RecordsOptions,
+    /// What decodes `records` fields; `None`: they stay bytes.
+    hook: Option<&'static dyn RecordsHook>,
 }
 
 /// How frames of one (direction, api key, version) decode.
@@ -87,6 +77,8 @@ struct Route {
 const MAX_ROUTES: usize = 4096;
 
 impl Decoder {
+    /// A decoder that keeps `records` fields as bytes: the wire layer knows nothing of record
+    /// batches. `records::decoder` gives one that decodes them.
     pub fn new(proto: &'static Protocol) -> Decoder {
         Decoder {
             proto,
@@ -94,10 +86,20 @@ impl Decoder {
             path: Vec::new(),
             routes: HashMap::new(),
             records: RecordsOptions::default(),
+            hook: None,
         }
     }
 
-    /// How `records` fields decode from now on (default: into batches).
+    /// A decoder that hands `records` fields to `hook` (`records::BATCHES`: batches, codecs,
+    /// internal-topic records).
+    pub fn with_records(proto: &'static Protocol, hook: &'static dyn RecordsHook) -> Decoder {
+        Decoder {
+            hook: Some(hook),
+            ..Decoder::new(proto)
+        }
+    }
+
+    /// How `records` fields decode from now on (default: through the hook, if any).
     pub fn set_records(&mut self, opts: RecordsOptions) {
         self.records = opts;
     }
@@ -239,7 +241,13 @@ impl Decoder {
     ) {
         let dir = Direction::Response;
         let asked = match hints.api_version {
-            Some(v) if v != 0 && hints.api_key == Some(API_VERSIONS) => v,
+            Some(v)
+                if v != 0
+                    && hints.api_key.is_some()
+                    && hints.api_key == self.proto.known().api_versions =>
+            {
+                v
+            }
             _ => return,
         };
         if !out.tree.has_errors() {
@@ -431,19 +439,12 @@ impl Decoder {
                 format!("{name} v{v} is an unstable (unreleased) version in {release}"),
             ));
         }
-        Walker::new(&mut out.tree, frame, 0, "body", &mut self.path)
-            .with_records(self.records, dir == Direction::Response)
-            .with_topic_names(names)
-            .message(plan, "body", p, end)
-    }
-}
-
-/// No topic ids are known (a frame decoded on its own).
-struct NoNames;
-
-impl TopicNames for NoNames {
-    fn topic_name(&self, _: [u8; 16]) -> Option<&str> {
-        None
+        let w = Walker::new(&mut out.tree, frame, 0, "body", &mut self.path);
+        let w = match self.hook {
+            Some(hook) => w.with_records(hook, self.records, dir),
+            None => w,
+        };
+        w.with_topic_names(names).message(plan, "body", p, end)
     }
 }
 

@@ -1,23 +1,22 @@
 //! The encoder: decoded-PDU JSON (CONTRACT.md, non-annotated) back to the exact bytes, walking
-//! the same compiled plans as the decoder; and [`tree_to_json`], the tree → JSON view of one
-//! decoded message that the encoder consumes (the printers own the full PDU output; this is the
-//! message-level part the round-trip tests and the encoder share).
+//! the same compiled plans as the decoder. `records` fields shown as decoded batches go back
+//! through the caller's [`RecordsHook`]; the JSON itself is rendered by the printers
+//! (`output::value`).
 //!
 //! Tagged fields are written iff present in the JSON, in ascending tag order merged with
 //! `_unknown_tagged_fields`; every untagged field present at the version is required.
 
 use super::cursor::put_uvarint;
+use super::hook::RecordsHook;
 use super::plan::{Plan, Ty};
-use super::tree::{Kind, NodeId, Span, Tree, Value};
 use super::walk::TAGS;
-use crate::pdu::{Direction, Pdu};
+use crate::pdu::Direction;
 use crate::protocol::headers::header_version;
 use crate::protocol::Protocol;
-use crate::records::encode::{COMPRESSED, RECORDS_COUNT};
 use crate::schema::model::Prim;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine as _;
-use serde_json::{Map, Value as J};
+use serde_json::Value as J;
 use std::fmt;
 
 /// Why JSON could not be encoded: where (`path`, e.g. `body.Topics[0].Name`) and what was
@@ -61,8 +60,14 @@ pub const UNKNOWN_TAGS: &str = "_unknown_tagged_fields";
 /// Encodes one decoded-PDU JSON object (CONTRACT.md; the non-annotated form) to the frame's
 /// bytes: `direction`, `api_key` and `api_version` (for a response, its request's) pick the
 /// header and body schemas as Kafka does; a size prefix is written when `length` is present. A
-/// raw SASL token is `{"token": base64}`.
-pub fn encode_pdu(proto: &'static Protocol, pdu_json: &J) -> Result<Vec<u8>, EncodeError> {
+/// raw SASL token is `{"token": base64}`. `records` fields shown as arrays (decoded batches) are
+/// encoded by `records` (`records::encode_pdu` passes `records::BATCHES`); without a hook only
+/// their base64 form is accepted.
+pub fn encode_pdu(
+    proto: &'static Protocol,
+    pdu_json: &J,
+    records: Option<&dyn RecordsHook>,
+) -> Result<Vec<u8>, EncodeError> {
     let obj = pdu_json
         .as_object()
         .ok_or_else(|| err("", "expected a PDU object"))?;
@@ -105,8 +110,13 @@ pub fn encode_pdu(proto: &'static Protocol, pdu_json: &J) -> Result<Vec<u8>, Enc
             )
         })?;
         let hj = obj.get("header").ok_or_else(|| err("header", "missing"))?;
-        let header_stopped =
-            encode_until_error(&super::plan::shared(h.spec, hv), hj, &mut out, "header")?;
+        let header_stopped = encode_until_error(
+            &super::plan::shared(h.spec, hv),
+            hj,
+            &mut out,
+            "header",
+            None,
+        )?;
         let bj = match obj.get("body") {
             Some(b) => b,
             // An undecodable header took the rest of the frame: there is no body to write.
@@ -124,7 +134,8 @@ pub fn encode_pdu(proto: &'static Protocol, pdu_json: &J) -> Result<Vec<u8>, Enc
                     format!("API {key} has no {} version {ver}", dir.as_str()),
                 )
             })?;
-            encode_message(&super::plan::shared(b.spec, ver), bj, &mut out, "body")?;
+            let plan = super::plan::shared(b.spec, ver);
+            encode_until_error(&plan, bj, &mut out, "body", records)?;
         }
         if let Some(t) = obj.get(TRAILING) {
             let bytes = match (error_data(t, TRAILING), t.as_str()) {
@@ -150,42 +161,15 @@ pub fn encode_pdu(proto: &'static Protocol, pdu_json: &J) -> Result<Vec<u8>, Enc
 /// as `{"_error","_data"}` (plain base64 is accepted too).
 pub const TRAILING: &str = "_trailing";
 
-/// The message-level JSON of a decoded PDU (`direction`, `api_key`, `api_version`, `length`
-/// when the frame had a size prefix, `header`, `body` or `token`, `_trailing`): what
-/// [`encode_pdu`] needs.
-/// The printers add origin, names and diagnostics.
-pub fn pdu_json(pdu: &Pdu) -> J {
-    let mut m = Map::new();
-    let t = &pdu.tree;
-    if let Some(d) = pdu.direction {
-        m.insert("direction".into(), d.as_str().into());
-    }
-    if let Some(k) = pdu.api_key {
-        m.insert("api_key".into(), k.into());
-    }
-    if let Some(v) = pdu.api_version {
-        m.insert("api_version".into(), v.into());
-    }
-    if let Some(root) = t.nodes.first() {
-        if root.hdr == 4 {
-            m.insert("length".into(), (root.len.saturating_sub(4)).into());
-        }
-        for c in t.children(0) {
-            let n = t.node(c);
-            m.insert(n.name.to_string(), tree_to_json(t, c));
-        }
-    }
-    J::Object(m)
-}
-
-/// Encodes `json` (a struct object) as the plan's message, appending to `out`.
+/// Encodes `json` (a struct object) as the plan's message, appending to `out`. `records` fields
+/// must be base64 (messages inside records and headers have none).
 pub fn encode_message(
     plan: &Plan,
     json: &J,
     out: &mut Vec<u8>,
     path: &str,
 ) -> Result<(), EncodeError> {
-    encode_until_error(plan, json, out, path).map(|_| ())
+    encode_until_error(plan, json, out, path, None).map(|_| ())
 }
 
 /// Like [`encode_message`]; `true` when an undecodable region ran to the end of the input.
@@ -194,9 +178,11 @@ fn encode_until_error(
     json: &J,
     out: &mut Vec<u8>,
     path: &str,
+    records: Option<&dyn RecordsHook>,
 ) -> Result<bool, EncodeError> {
     let mut e = Enc {
         plan,
+        records,
         depth: 0,
         stopped: false,
     };
@@ -206,6 +192,7 @@ fn encode_until_error(
 
 struct Enc<'p> {
     plan: &'p Plan,
+    records: Option<&'p dyn RecordsHook>,
     depth: usize,
     /// An undecodable region (`{"_error","_data"}`) was written: it runs to the end of the
     /// enclosing bounded region (a tagged field or the message), so nothing more is written
@@ -393,6 +380,32 @@ impl Enc<'_> {
             self.stopped = true;
             return Ok(());
         }
+        match (ty, v, self.records) {
+            (Ty::Prim(Prim::Records), J::Array(items), Some(hook)) => {
+                // Decoded batches: encoded back field by field by the hook.
+                let mut b = Vec::new();
+                hook.encode(items, &mut b, path)?;
+                let n =
+                    i32::try_from(b.len()).map_err(|_| err(path, "records of more than 2 GiB"))?;
+                put_len(out, n, compact, true);
+                out.extend(b);
+                Ok(())
+            }
+            _ => self.typed(ty, v, nullable, compact, in_tag, out, path),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn typed(
+        &mut self,
+        ty: &Ty,
+        v: &J,
+        nullable: bool,
+        compact: bool,
+        in_tag: bool,
+        out: &mut Vec<u8>,
+        path: &str,
+    ) -> Result<(), EncodeError> {
         match ty {
             Ty::Prim(p) => prim(*p, v, nullable, compact, out, path),
             Ty::Struct(sid) => self.structure(*sid, v, nullable, in_tag, out, path),
@@ -525,16 +538,6 @@ fn prim(
                 put_len(out, -1, compact, wide);
                 return Ok(());
             }
-            if let (Prim::Records, J::Array(batches)) = (p, v) {
-                // Decoded batches (src/records): encoded back field by field.
-                let mut b = Vec::new();
-                crate::records::encode::encode_records(batches, &mut b, path)?;
-                let n =
-                    i32::try_from(b.len()).map_err(|_| err(path, "records of more than 2 GiB"))?;
-                put_len(out, n, compact, true);
-                out.extend(b);
-                return Ok(());
-            }
             let bytes: std::borrow::Cow<[u8]> = match (p, v) {
                 (Prim::String, J::String(s)) => s.as_bytes().into(),
                 (Prim::String, _) => {
@@ -567,105 +570,4 @@ fn prim(
         }
     }
     Ok(())
-}
-
-/// The JSON of the subtree at `id` (CONTRACT.md): structs are objects of their members (known
-/// tags flattened in, unknown ones under `_unknown_tagged_fields`), arrays are arrays, nulls are
-/// explicit. `Error` nodes become `{"_error": code, "_data": base64 of their bytes}`, as the
-/// printers show them, so nothing is hidden and the encoder can put the bytes back.
-pub fn tree_to_json(tree: &Tree, id: NodeId) -> J {
-    let n = tree.node(id);
-    match n.kind {
-        Kind::Struct | Kind::TaggedSection if n.value == Value::Null => J::Null,
-        Kind::Struct | Kind::TaggedSection => {
-            let mut m = Map::new();
-            members(tree, id, &mut m);
-            J::Object(m)
-        }
-        Kind::Array if n.value == Value::Null => J::Null,
-        Kind::Array => J::Array(tree.children(id).map(|c| tree_to_json(tree, c)).collect()),
-        Kind::Error => {
-            let code = match n.value {
-                Value::Diag(i) => tree.diags.get(i as usize).map_or("error", |d| d.code),
-                _ => "error",
-            };
-            let data = tree.bytes(
-                n.buf,
-                Span {
-                    start: n.offset,
-                    len: n.len,
-                },
-            );
-            J::Object(Map::from_iter([
-                ("_error".to_string(), J::from(code)),
-                ("_data".to_string(), J::from(STANDARD.encode(data))),
-            ]))
-        }
-        Kind::Scalar | Kind::UnknownTag(_) => scalar(tree, n.buf, n.value),
-    }
-}
-
-fn members(tree: &Tree, id: NodeId, m: &mut Map<String, J>) {
-    for c in tree.children(id) {
-        let cn = tree.node(c);
-        match cn.kind {
-            Kind::TaggedSection => members(tree, c, m),
-            Kind::UnknownTag(tag) => {
-                let e = J::Object(Map::from_iter([
-                    ("tag".to_string(), J::from(tag)),
-                    ("data".to_string(), scalar(tree, cn.buf, cn.value)),
-                ]));
-                match m.get_mut(UNKNOWN_TAGS) {
-                    Some(J::Array(a)) => a.push(e),
-                    _ => {
-                        m.insert(UNKNOWN_TAGS.into(), J::Array(vec![e]));
-                    }
-                }
-            }
-            _ => {
-                if let Some(x) = crate::records::encode::extras(tree, id, c) {
-                    if let Some(n) = x.count {
-                        m.insert(RECORDS_COUNT.into(), J::from(n));
-                    }
-                    if let Some((b, s)) = x.compressed {
-                        m.insert(COMPRESSED.into(), STANDARD.encode(tree.bytes(b, s)).into());
-                    }
-                }
-                m.insert(cn.name.to_string(), tree_to_json(tree, c));
-            }
-        }
-    }
-}
-
-fn scalar(tree: &Tree, buf: u16, v: Value) -> J {
-    match v {
-        Value::None | Value::Null => J::Null,
-        Value::Bool(b) => J::Bool(b),
-        Value::Int(i) => J::from(i),
-        Value::Float(f) if f.is_nan() => "NaN".into(),
-        Value::Float(f) if f.is_infinite() => {
-            (if f > 0.0 { "Infinity" } else { "-Infinity" }).into()
-        }
-        Value::Float(f) => J::from(f),
-        Value::Uuid(u) => URL_SAFE_NO_PAD.encode(u).into(),
-        Value::Str(s) => String::from_utf8_lossy(tree.bytes(buf, s))
-            .into_owned()
-            .into(),
-        Value::Bytes(s) => STANDARD.encode(tree.bytes(buf, s)).into(),
-        Value::Data(s) => {
-            let b = tree.bytes(buf, s);
-            match std::str::from_utf8(b) {
-                Ok(t) => J::Object(Map::from_iter([("text".to_string(), J::from(t))])),
-                Err(_) => J::Object(Map::from_iter([(
-                    "base64".to_string(),
-                    J::from(STANDARD.encode(b)),
-                )])),
-            }
-        }
-        Value::Label(l) => l.into(),
-        Value::Diag(i) => tree
-            .diags
-            .get(i as usize)
-            .map_or(J::Null, |d| d.code.into()),
-    }
 }

@@ -4,6 +4,7 @@
 pub mod cursor;
 pub mod decode;
 pub mod encode;
+pub mod hook;
 pub mod plan;
 pub mod sample;
 pub mod tree;

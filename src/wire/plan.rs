@@ -10,7 +10,7 @@
 //! uvarint presence marker (an int8 marker outside tags).
 
 use crate::limits::MAX_DEPTH;
-use crate::schema::model::{Field, FieldType, MessageSpec, Prim};
+use crate::schema::model::{Entity, Field, FieldType, MessageSpec, Prim};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -39,6 +39,8 @@ pub struct FieldPlan {
     pub tag: Option<u32>,
     /// The spec's `default` as written (a tagged field equal to it is not written by Kafka).
     pub default: Option<&'static str>,
+    /// What the value (an array's elements) identifies: [`Field::entity`].
+    pub entity: Entity,
 }
 
 /// One struct (the message itself, an inline struct or a common struct) at the plan's version.
@@ -152,6 +154,7 @@ impl Compiler<'_> {
                 compact,
                 tag: None,
                 default: f.default.as_deref(),
+                entity: f.entity(),
             };
             if in_tag {
                 tagged.push(FieldPlan {

@@ -10,6 +10,7 @@
 
 use crate::diag::Diagnostic;
 use crate::limits::{MAX_DIAGNOSTICS_PER_RECORD_SET, MAX_DIAGNOSTICS_PER_TREE};
+pub use crate::schema::model::Entity;
 use std::fmt::Write as _;
 
 pub type NodeId = u32;
@@ -77,6 +78,8 @@ pub struct Node {
     pub len: u32,
     /// One past the last descendant.
     pub end: NodeId,
+    /// What a schema field's value identifies (its `entityType`); `None` for anything else.
+    pub entity: Entity,
 }
 
 /// A decoded message (or batch, or file): nodes, buffers and diagnostics.
@@ -348,6 +351,7 @@ impl Tree {
             offset,
             len: 0,
             end: id + 1,
+            entity: Entity::None,
         });
         id
     }
@@ -381,6 +385,7 @@ impl Tree {
             offset,
             len,
             end: id + 1,
+            entity: Entity::None,
         });
         id
     }
@@ -405,6 +410,7 @@ impl Tree {
             offset,
             len,
             end: id + 1,
+            entity: Entity::None,
         });
         id
     }
@@ -609,5 +615,21 @@ mod tests {
         assert!(t.check_tiling(root).is_ok());
         t.node_mut(3).offset = 5; // overlaps the array's count prefix
         assert!(t.check_tiling(root).is_err());
+    }
+}
+
+#[cfg(test)]
+mod size {
+    /// Nodes are the arena: growing one is a cost on every field of every frame. 64 bytes
+    /// before the entity byte; 72 with it (the byte cannot share `Kind`'s or `Value`'s
+    /// padding).
+    #[test]
+    fn a_node_stays_small() {
+        assert!(
+            std::mem::size_of::<super::Node>() <= 72,
+            "{}",
+            std::mem::size_of::<super::Node>()
+        );
+        eprintln!("size_of::<Node>() = {}", std::mem::size_of::<super::Node>());
     }
 }

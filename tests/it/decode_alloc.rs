@@ -7,7 +7,6 @@ use crate::common;
 use kinspect::capture::{read_capture, CaptureOptions, Event};
 use kinspect::pdu::{Hints, Pdu};
 use kinspect::protocol::builtin;
-use kinspect::wire::decode::Decoder;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -61,7 +60,7 @@ fn a_warm_decoder_allocates_only_for_diagnostics() {
         .unwrap();
     }
     let _ = builtin();
-    let mut dec = Decoder::new(builtin());
+    let mut dec = kinspect::records::decoder(builtin());
     let mut pdu = Pdu::default();
     for (h, d) in &frames {
         dec.decode_frame(d, h, &mut pdu);

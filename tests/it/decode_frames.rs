@@ -2,14 +2,14 @@
 //! kinspect's encoder): size prefixes, direction, headers as Kafka picks them, and one test per
 //! frame-level diagnostic code, each checked for its path and byte offset.
 
+use kinspect::output::value::pdu_json;
 use kinspect::pdu::{Direction, Hints, Pdu};
 use kinspect::protocol::builtin;
-use kinspect::wire::decode::Decoder;
-use kinspect::wire::encode::{encode_pdu, pdu_json};
+use kinspect::records::encode_pdu;
 use kinspect::wire::tree::{Kind, Value};
 
 fn dec(frame: &[u8], hints: Hints) -> Pdu {
-    let mut d = Decoder::new(builtin());
+    let mut d = kinspect::records::decoder(builtin());
     let mut p = Pdu::default();
     d.decode_frame(frame, &hints, &mut p);
     p.tree.check_tiling(0).unwrap();

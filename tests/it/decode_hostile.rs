@@ -5,10 +5,11 @@
 use crate::common;
 
 use kinspect::capture::CaptureOptions;
+use kinspect::output::value::pdu_json;
 use kinspect::pdu::{Hints, Pdu};
 use kinspect::protocol::builtin;
+use kinspect::records::encode_pdu;
 use kinspect::wire::decode::Decoder;
-use kinspect::wire::encode::{encode_pdu, pdu_json};
 use kinspect::wire::sample::Rng;
 use std::time::{Duration, Instant};
 
@@ -37,7 +38,7 @@ fn dec(
 
 #[test]
 fn two_billion_element_array_in_ten_bytes_fails_at_once() {
-    let (mut d, mut p) = (Decoder::new(builtin()), Pdu::default());
+    let (mut d, mut p) = (kinspect::records::decoder(builtin()), Pdu::default());
     // Metadata v1 request, null client id, then Topics claiming 2^31-1 elements.
     let f = with_prefix(&[0, 3, 0, 1, 0, 0, 0, 1, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff]);
     let t = Instant::now();
@@ -72,7 +73,7 @@ fn two_billion_element_array_in_ten_bytes_fails_at_once() {
 
 #[test]
 fn negative_lengths_and_long_varints() {
-    let (mut d, mut p) = (Decoder::new(builtin()), Pdu::default());
+    let (mut d, mut p) = (kinspect::records::decoder(builtin()), Pdu::default());
     // ClientId length -2.
     let got = dec(
         &mut d,
@@ -114,7 +115,7 @@ fn real_frames() -> Vec<(Hints, Vec<u8>)> {
 
 #[test]
 fn every_truncation_of_real_frames_says_truncated() {
-    let (mut d, mut p) = (Decoder::new(builtin()), Pdu::default());
+    let (mut d, mut p) = (kinspect::records::decoder(builtin()), Pdu::default());
     let frames = real_frames();
     let mut cuts = 0;
     for (hints, f) in &frames {
@@ -136,7 +137,7 @@ fn every_truncation_of_real_frames_says_truncated() {
 
 #[test]
 fn mutated_real_frames_never_panic_and_keep_tiling() {
-    let (mut d, mut p) = (Decoder::new(builtin()), Pdu::default());
+    let (mut d, mut p) = (kinspect::records::decoder(builtin()), Pdu::default());
     let mut rng = Rng::new(0xdead_beef);
     let t = Instant::now();
     let (mut n, mut exact, mut mismatched) = (0, 0, Vec::<String>::new());
@@ -207,7 +208,7 @@ fn mutated_real_frames_never_panic_and_keep_tiling() {
 
 #[test]
 fn random_garbage_never_panics() {
-    let (mut d, mut p) = (Decoder::new(builtin()), Pdu::default());
+    let (mut d, mut p) = (kinspect::records::decoder(builtin()), Pdu::default());
     let mut rng = Rng::new(7);
     for _ in 0..20_000 {
         let len = rng.below(64) as usize;
@@ -225,7 +226,7 @@ fn random_garbage_never_panics() {
 
 #[test]
 fn a_frame_larger_than_kafka_allows_is_refused_with_bounded_memory() {
-    let (mut d, mut p) = (Decoder::new(builtin()), Pdu::default());
+    let (mut d, mut p) = (kinspect::records::decoder(builtin()), Pdu::default());
     let big = vec![0u8; kinspect::limits::MAX_FRAME_SIZE as usize + 100];
     let got = dec(&mut d, &mut p, &big, &Hints::default());
     assert_eq!(got, [("frame-too-large", String::new(), 0)]);

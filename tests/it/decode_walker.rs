@@ -238,7 +238,8 @@ fn self_nesting_hits_the_depth_limit_not_the_stack() {
 
 #[test]
 fn decoded_json_encodes_back_to_the_same_bytes() {
-    use kinspect::wire::encode::{encode_message, tree_to_json};
+    use kinspect::output::value::tree_to_json;
+    use kinspect::wire::encode::encode_message;
     use kinspect::wire::plan::Plan;
     let cases: [(i16, &[u8]); 3] = [
         (0, &[0, 0, 0, 7, 0xff, 0xff, 0, 0, 0, 1, 1, 1, 2]),

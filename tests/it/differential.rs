@@ -10,11 +10,12 @@
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
+use kinspect::output::value::tree_to_json;
 use kinspect::pdu::Direction;
 use kinspect::protocol::builtin;
 use kinspect::schema::model::MessageSpec;
 use kinspect::wire::decode::decode_message_at;
-use kinspect::wire::encode::{encode_message, tree_to_json};
+use kinspect::wire::encode::encode_message;
 use kinspect::wire::plan::Plan;
 use kinspect::wire::sample::{minimal, varied, Rng};
 use kinspect::wire::tree::Tree;

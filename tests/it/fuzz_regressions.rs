@@ -5,7 +5,6 @@ use kinspect::pdu::Pdu;
 use kinspect::protocol::builtin;
 use kinspect::records::file::{decode_log_file, FileKind};
 use kinspect::records::RecordsContext;
-use kinspect::wire::decode::Decoder;
 
 /// Found by the `records` smoke set: a snapshot without a footer got a diagnostic whose offset
 /// was the file offset of the end, although the item carrying it is handed out AT the end
@@ -50,7 +49,7 @@ fn nullable_struct_marker_other_than_minus_one_or_one_is_flagged() {
     kinspect::fuzzing::decode(&input);
     let mut pdu = Pdu::default();
     let (hints, frame) = kinspect::fuzzing::decode_input(&input);
-    Decoder::new(builtin()).decode_frame(frame, &hints, &mut pdu);
+    kinspect::records::decoder(builtin()).decode_frame(frame, &hints, &mut pdu);
     let codes: Vec<_> = pdu.tree.diags.iter().map(|d| (d.code, d.offset)).collect();
     assert_eq!(codes, vec![("null-marker", 37)]);
     let cursor = pdu.tree.nodes.iter().find(|n| n.name == "Cursor").unwrap();

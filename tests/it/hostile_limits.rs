@@ -5,7 +5,7 @@
 use kinspect::limits::{MAX_DIAGNOSTICS_PER_RECORD_SET, MAX_DIAGNOSTICS_PER_TREE};
 use kinspect::pdu::{Hints, Pdu};
 use kinspect::protocol::builtin;
-use kinspect::wire::decode::Decoder;
+
 use kinspect::wire::tree::SUPPRESSED;
 
 /// A v2 batch whose records section is `payload` compressed with snappy and claims
@@ -71,7 +71,7 @@ fn a_diagnostic_per_byte_of_a_snappy_bomb_is_capped_per_record_set() {
     let zeros = vec![0u8; 400_000];
     let frame = produce_v3(&[snappy_batch(&zeros, i32::MAX)]);
     assert!(frame.len() < 150_000, "{}", frame.len());
-    let (mut d, mut p) = (Decoder::new(builtin()), Pdu::default());
+    let (mut d, mut p) = (kinspect::records::decoder(builtin()), Pdu::default());
     d.decode_frame(&frame, &Hints::default(), &mut p);
     let diags = &p.tree.diags;
     assert!(
@@ -105,7 +105,7 @@ fn many_bad_record_sets_stop_at_the_tree_cap() {
     let batch = snappy_batch(&zeros, i32::MAX);
     let sets = MAX_DIAGNOSTICS_PER_TREE / MAX_DIAGNOSTICS_PER_RECORD_SET + 3;
     let frame = produce_v3(&vec![batch; sets]);
-    let (mut d, mut p) = (Decoder::new(builtin()), Pdu::default());
+    let (mut d, mut p) = (kinspect::records::decoder(builtin()), Pdu::default());
     d.decode_frame(&frame, &Hints::default(), &mut p);
     let diags = &p.tree.diags;
     assert_eq!(diags.len(), MAX_DIAGNOSTICS_PER_TREE + 1, "{}", diags.len());

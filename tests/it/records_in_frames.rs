@@ -8,10 +8,11 @@
 use crate::common;
 
 use kinspect::capture::{read_capture, CaptureOptions, Event};
+use kinspect::output::value::pdu_json;
 use kinspect::pdu::{Direction, Hints, Pdu};
 use kinspect::protocol::builtin;
-use kinspect::wire::decode::{Decoder, RecordsOptions};
-use kinspect::wire::encode::{encode_pdu, pdu_json};
+use kinspect::records::encode_pdu;
+use kinspect::wire::decode::RecordsOptions;
 use kinspect::wire::tree::{Kind, NodeId, Tree, Value};
 use serde_json::{json, Value as J};
 use std::collections::BTreeSet;
@@ -83,7 +84,7 @@ fn label(t: &Tree, id: NodeId, name: &str) -> Option<&'static str> {
 
 #[test]
 fn every_captured_records_field_is_decoded_into_batches_and_encodes_back() {
-    let mut dec = Decoder::new(builtin());
+    let mut dec = kinspect::records::decoder(builtin());
     let mut pdu = Pdu::default();
     let (mut fields, mut batches, mut round_trips) = (0, 0, 0);
     let mut codecs = BTreeSet::new();
@@ -159,7 +160,7 @@ fn every_captured_records_field_is_decoded_into_batches_and_encodes_back() {
 
 #[test]
 fn records_raw_keeps_the_field_as_bytes() {
-    let mut dec = Decoder::new(builtin());
+    let mut dec = kinspect::records::decoder(builtin());
     dec.set_records(RecordsOptions {
         raw: true,
         as_type: None,
@@ -186,7 +187,7 @@ fn records_raw_keeps_the_field_as_bytes() {
 
 /// The first Fetch response of the captures that carries a v2 batch: (frame, hints, JSON).
 fn a_fetch_response_with_batches() -> (Frame, J) {
-    let mut dec = Decoder::new(builtin());
+    let mut dec = kinspect::records::decoder(builtin());
     let mut pdu = Pdu::default();
     for f in frames() {
         if f.hints.api_key != Some(1) {
@@ -243,7 +244,7 @@ fn a_fetch_responses_cut_last_batch_is_partial_and_a_requests_is_an_error() {
         "the frame shrinks by the cut"
     );
 
-    let mut dec = Decoder::new(builtin());
+    let mut dec = kinspect::records::decoder(builtin());
     let mut pdu = Pdu::default();
     dec.decode_frame(&frame, &f.hints, &mut pdu);
     let t = &pdu.tree;
@@ -330,7 +331,7 @@ fn a_produce_to_consumer_offsets_decodes_its_key_and_value_with_the_coordinator_
         &produce_with_record("__consumer_offsets", &key, &value),
     )
     .unwrap();
-    let mut dec = Decoder::new(builtin());
+    let mut dec = kinspect::records::decoder(builtin());
     let mut pdu = Pdu::default();
     dec.decode_frame(&frame, &Hints::default(), &mut pdu);
     assert!(!pdu.tree.has_errors(), "{:?}", pdu.tree.diags);
@@ -394,7 +395,7 @@ fn records_json(bytes: &[u8], ctx: &kinspect::records::RecordsContext) -> (J, bo
     let root = t.open("", Kind::Array, 0, 0);
     kinspect::records::decode_records(&mut t, 0, 0, bytes.len() as u32, ctx, "records");
     t.close(root, bytes.len() as u32);
-    (kinspect::wire::encode::tree_to_json(&t, 0), t.has_errors())
+    (kinspect::output::value::tree_to_json(&t, 0), t.has_errors())
 }
 
 fn encode_back(j: &J) -> Vec<u8> {
@@ -462,7 +463,7 @@ fn damaged_captured_batches_encode_back_as_damaged() {
     // Every captured batch with one byte flipped at a few places (length, CRC, attributes, record
     // count, inside the records or the compressed payload): whatever the decoder makes of it,
     // the JSON carries every byte back.
-    let mut dec = Decoder::new(builtin());
+    let mut dec = kinspect::records::decoder(builtin());
     let mut pdu = Pdu::default();
     let mut n = 0;
     let mut forms = BTreeSet::new();
@@ -522,8 +523,8 @@ fn damaged_captured_batches_encode_back_as_damaged() {
 /// byte of its last batch flipped.
 #[test]
 fn headers_only_batches_keep_crc_checks_and_agree_with_full_decoding_on_errors() {
-    let mut full = Decoder::new(builtin());
-    let mut checked = Decoder::new(builtin());
+    let mut full = kinspect::records::decoder(builtin());
+    let mut checked = kinspect::records::decoder(builtin());
     checked.set_records(RecordsOptions {
         headers_only: true,
         ..Default::default()

@@ -342,7 +342,7 @@ fn kraft_leader_change_control_records_decode_with_their_schema() {
 /// Decodes `b` as `ctx` says, prints it as JSON and encodes that back (src/records/encode.rs).
 fn encode_back(b: &[u8], ctx: &RecordsContext) -> Vec<u8> {
     let t = decode(b, ctx);
-    let j = kinspect::wire::encode::tree_to_json(&t, 0);
+    let j = kinspect::output::value::tree_to_json(&t, 0);
     let mut out = Vec::new();
     kinspect::records::encode::encode_records(j.as_array().unwrap(), &mut out, "records")
         .unwrap_or_else(|e| panic!("{e}: {j}"));

@@ -10,7 +10,7 @@ use kinspect::capture::{read_capture, CaptureOptions, Event};
 use kinspect::diag::Severity;
 use kinspect::pdu::{Direction, Pdu};
 use kinspect::records::RecordsContext;
-use kinspect::wire::decode::{Decoder, RecordsOptions};
+use kinspect::wire::decode::RecordsOptions;
 use kinspect::wire::tree::{NodeId, Tree, Value};
 use std::collections::BTreeSet;
 use support::*;
@@ -44,7 +44,7 @@ fn every_records_field_the_decoder_finds_decodes_and_matches_the_checksum_scan()
     let mut batches_seen = 0;
     for cap in common::bundled_captures() {
         let name = cap.file_stem().unwrap().to_string_lossy().into_owned();
-        let mut decoder = Decoder::new(kinspect::protocol::builtin());
+        let mut decoder = kinspect::records::decoder(kinspect::protocol::builtin());
         // This pipeline hands the fields' bytes to the record layer itself (the walker decoding
         // them in place: tests/records_in_frames.rs).
         decoder.set_records(RecordsOptions {

@@ -6,10 +6,10 @@
 use crate::common;
 
 use kinspect::capture::CaptureOptions;
+use kinspect::output::value::pdu_json;
 use kinspect::pdu::{Direction, Hints, Pdu};
 use kinspect::protocol::builtin;
-use kinspect::wire::decode::Decoder;
-use kinspect::wire::encode::{encode_pdu, pdu_json};
+use kinspect::records::encode_pdu;
 use std::collections::HashMap;
 
 fn known(k: i16, v: i16) -> bool {
@@ -69,7 +69,7 @@ fn tshark(path: &std::path::Path) -> HashMap<u64, (i16, i16, i32, String)> {
 
 #[test]
 fn every_captured_frame_decodes_cleanly_and_encodes_back_to_the_same_bytes() {
-    let mut dec = Decoder::new(builtin());
+    let mut dec = kinspect::records::decoder(builtin());
     let mut pdu = Pdu::default();
     let (mut total, mut exact, mut checked_vs_tshark, mut trailing, mut known_malformed) =
         (0, 0, 0, 0, 0);

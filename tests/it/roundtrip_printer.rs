@@ -8,12 +8,11 @@ use kinspect::capture::CaptureOptions;
 use kinspect::output::{Format, Options, Printer};
 use kinspect::pdu::Pdu;
 use kinspect::protocol::builtin;
-use kinspect::wire::decode::Decoder;
-use kinspect::wire::encode::encode_pdu;
+use kinspect::records::encode_pdu;
 
 #[test]
 fn printed_json_lines_encode_back_to_the_captured_bytes() {
-    let mut dec = Decoder::new(builtin());
+    let mut dec = kinspect::records::decoder(builtin());
     let mut pdu = Pdu::default();
     let opts = Options {
         format: Format::Jsonl,

@@ -3,10 +3,11 @@
 //! encoded by `encode_pdu`, decoded by `Decoder::decode_frame` (direction detected for requests,
 //! hinted for responses), and compared with the JSON it came from.
 
+use kinspect::output::value::pdu_json;
 use kinspect::pdu::{Direction, Hints, Pdu};
 use kinspect::protocol::{builtin, headers};
-use kinspect::wire::decode::{Decoder, RecordsOptions};
-use kinspect::wire::encode::{encode_pdu, pdu_json};
+use kinspect::records::encode_pdu;
+use kinspect::wire::decode::RecordsOptions;
 use kinspect::wire::plan::shared;
 use kinspect::wire::sample::{minimal, varied, Rng};
 use serde_json::{json, Value as J};
@@ -19,7 +20,7 @@ fn frame_json(dir: Direction, key: i16, v: i16, body: J, header: J) -> J {
 #[test]
 fn every_api_version_and_direction_decodes_and_round_trips_as_a_frame() {
     let proto = builtin();
-    let mut dec = Decoder::new(proto);
+    let mut dec = kinspect::records::decoder(proto);
     // The samples' `records` fields hold arbitrary bytes, not batches: keep them opaque here
     // (batches inside frames: tests/records_in_frames.rs).
     dec.set_records(RecordsOptions {

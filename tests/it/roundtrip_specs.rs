@@ -5,10 +5,11 @@
 //! Kafka's spec files are the oracle for what exists; the generator and the decoder share only
 //! the compiled plan.
 
+use kinspect::output::value::tree_to_json;
 use kinspect::protocol::builtin;
 use kinspect::schema::model::{MessageSpec, SpecType};
 use kinspect::wire::decode::decode_message_at;
-use kinspect::wire::encode::{encode_message, tree_to_json};
+use kinspect::wire::encode::encode_message;
 use kinspect::wire::plan::Plan;
 use kinspect::wire::sample::{minimal, varied, Rng};
 use kinspect::wire::tree::Tree;

@@ -172,7 +172,7 @@ fn fetch_v16_topic_ids_carry_the_names_metadata_gave_them() {
         }
         // The name is not on the wire: the encoder ignores it and gives back the frame.
         let frame = p["frame"].as_u64().unwrap();
-        let enc = kinspect::wire::encode::encode_pdu(kinspect::protocol::builtin(), p).unwrap();
+        let enc = kinspect::records::encode_pdu(kinspect::protocol::builtin(), p).unwrap();
         assert_eq!(&enc, frames.get(&frame).unwrap(), "frame {frame}");
     }
     assert!(named >= 20, "{named} topic ids named");
