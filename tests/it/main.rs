@@ -22,6 +22,7 @@ mod decode_hostile;
 mod decode_threads;
 mod decode_walker;
 mod differential;
+mod layering;
 mod fuzz_corpus_cli;
 mod fuzz_regressions;
 mod fuzz_replay;
