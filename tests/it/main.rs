@@ -22,6 +22,7 @@ mod differential;
 mod fuzz_corpus_cli;
 mod fuzz_regressions;
 mod fuzz_replay;
+mod msrv;
 mod records_batches;
 mod records_captures;
 mod records_files;
