@@ -121,7 +121,7 @@ fn json_listing_matches_the_spec_files() {
             .unwrap()
             .flatten()
         {
-            if e.path().extension().map_or(true, |x| x != "json") {
+            if e.path().extension().is_none_or(|x| x != "json") {
                 continue;
             }
             let spec = common::read_spec(&e.path());
