@@ -8,6 +8,8 @@ use cli::{Cli, Command};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // A closed pipe ends the run quietly, never in a "failed printing" panic.
+    cli::io::quiet_on_closed_pipes();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -8,6 +8,7 @@ pub mod capture;
 pub mod corpus;
 pub mod decode;
 pub mod encode;
+pub mod io;
 mod parallel;
 pub mod stats;
 pub mod validate_schema;
@@ -35,7 +36,7 @@ pub(crate) fn protocol_or_report(
     match kinspect::protocol::load(g.schemas.as_deref()) {
         Ok(p) => Some(p),
         Err(e) => {
-            eprintln!("{who}: {e}");
+            io::errln!("{who}: {e}");
             None
         }
     }

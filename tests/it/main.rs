@@ -12,6 +12,7 @@ mod capture_synthetic;
 mod capture_tshark;
 mod cli_captures;
 mod cli_golden;
+mod closed_pipe;
 mod common;
 mod decode_alloc;
 mod decode_frames;
