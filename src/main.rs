@@ -27,7 +27,6 @@ fn main() -> ExitCode {
         Command::Bundle(a) => cli::bundle::run(a, g),
         Command::Stats(a) => cli::stats::run(a, g),
         Command::Corpus(a) => cli::corpus::run(a, g),
-        #[cfg(feature = "live")]
         Command::Capture(a) => cli::capture::run(a, g),
     };
     ExitCode::from(code)

@@ -3,7 +3,6 @@
 
 pub mod apis;
 pub mod bundle;
-#[cfg(feature = "live")]
 pub mod capture;
 pub mod corpus;
 pub mod decode;
@@ -94,7 +93,6 @@ pub enum Command {
     Stats(stats::Args),
     /// Cut fuzz seeds (frames, record batches, streams, captures) from captures.
     Corpus(corpus::Args),
-    /// Capture live from a network interface and decode as it arrives (feature `live`).
-    #[cfg(feature = "live")]
+    /// Capture live from a network interface and decode as it arrives (cargo feature `live`).
     Capture(capture::Args),
 }

@@ -4,6 +4,7 @@
 mod apis_cli;
 mod bundle;
 mod capture_bench;
+mod capture_cli;
 mod capture_decode;
 mod capture_error_names;
 mod capture_hostile;
