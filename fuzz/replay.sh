@@ -5,4 +5,4 @@
 #   FUZZ_REPLAY_DIRS=seeds,corpus,artifacts bash fuzz/replay.sh  # also local corpora and crashes
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test --locked --test fuzz_replay -- --nocapture
+cargo test --locked --test it fuzz_replay:: -- --nocapture

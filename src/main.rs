@@ -8,6 +8,8 @@ use cli::{Cli, Command};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // A closed pipe ends the run quietly, never in a "failed printing" panic.
+    cli::io::quiet_on_closed_pipes();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -26,7 +28,6 @@ fn main() -> ExitCode {
         Command::Stats(a) => cli::stats::run(a, g),
         Command::Corpus(a) => cli::corpus::run(a, g),
         Command::Probe(a) => cli::probe::run(a, g),
-        #[cfg(feature = "live")]
         Command::Capture(a) => cli::capture::run(a, g),
     };
     ExitCode::from(code)

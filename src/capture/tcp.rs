@@ -557,7 +557,7 @@ fn accept(
     let next = c.flows[fi].next;
     let f = &mut c.flows[fi];
     // A segment held twice (retransmitted before the hole filled) keeps its longest copy.
-    if f.held.get(&off).map_or(true, |h| h.wire_len < seg.wire_len) {
+    if f.held.get(&off).is_none_or(|h| h.wire_len < seg.wire_len) {
         if let Some(old) = f.held.insert(
             off,
             Held {

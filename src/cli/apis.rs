@@ -1,6 +1,7 @@
 //! `kinspect apis`: every API key with its name and versions per release, or one API's request
 //! and response fields at one version.
 
+use super::io::{self, errln};
 use super::{protocol_or_report, Global, EXIT_FAILURE, EXIT_OK};
 use kinspect::pdu::Direction;
 use kinspect::protocol::{ApiRelease, Protocol, Resolved};
@@ -42,12 +43,9 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         }),
     };
     match out {
-        Ok(text) => {
-            print!("{text}");
-            EXIT_OK
-        }
+        Ok(text) => io::finish(io::print_all(&text), "kinspect apis", EXIT_OK),
         Err(e) => {
-            eprintln!("kinspect apis: {e}");
+            errln!("kinspect apis: {e}");
             EXIT_FAILURE
         }
     }

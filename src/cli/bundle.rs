@@ -1,6 +1,7 @@
 //! `kinspect bundle`: reads Kafka spec folders, one per release, and writes one bundle file
 //! with the facts only (how the built-in protocol in src/protocol/builtin.json is made).
 
+use super::io::{self, errln};
 use super::{Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use kinspect::schema::bundle;
 use std::path::PathBuf;
@@ -29,7 +30,7 @@ fn parse_release(s: &str) -> Result<(String, PathBuf), String> {
 pub fn run(args: &Args, _g: &Global) -> u8 {
     for (name, dir) in &args.releases {
         if !dir.is_dir() {
-            eprintln!(
+            errln!(
                 "kinspect bundle: release {name}: {} is not a directory",
                 dir.display()
             );
@@ -42,36 +43,30 @@ pub fn run(args: &Args, _g: &Global) -> u8 {
         .enumerate()
         .find(|(i, (n, _))| args.releases[..*i].iter().any(|(m, _)| m == n))
     {
-        eprintln!("kinspect bundle: release {} is given twice", dup.1 .0);
+        errln!("kinspect bundle: release {} is given twice", dup.1 .0);
         return EXIT_FAILURE;
     }
     let text = match bundle::build(&args.releases) {
         Ok(t) => t,
         Err(diags) => {
             for d in &diags {
-                eprintln!("{d}");
+                errln!("{d}");
             }
-            eprintln!(
+            errln!(
                 "kinspect bundle: {} error(s); no bundle written",
                 diags.len()
             );
             return EXIT_DIAGNOSTICS;
         }
     };
-    let written = match &args.output {
-        Some(path) => std::fs::write(path, &text).map_err(|e| format!("{}: {e}", path.display())),
-        None => {
-            use std::io::Write;
-            std::io::stdout()
-                .write_all(text.as_bytes())
-                .map_err(|e| format!("standard output: {e}"))
-        }
-    };
-    match written {
-        Ok(()) => EXIT_OK,
-        Err(e) => {
-            eprintln!("kinspect bundle: cannot write {e}");
-            EXIT_FAILURE
-        }
+    match &args.output {
+        Some(path) => match std::fs::write(path, &text) {
+            Ok(()) => EXIT_OK,
+            Err(e) => {
+                errln!("kinspect bundle: cannot write {}: {e}", path.display());
+                EXIT_FAILURE
+            }
+        },
+        None => io::finish(io::print_all(&text), "kinspect bundle", EXIT_OK),
     }
 }

@@ -1,19 +1,29 @@
 //! `kinspect capture -i IFACE [--port P]`: live capture through libpcap (cargo feature `live`),
 //! decoded as it arrives and printed by the same printers as `kinspect decode` (streamed, line
-//! by line), or written as a pcap stream with `-w` for `kinspect decode` or Wireshark.
+//! by line), or, with `-w FILE`, written as a pcap stream instead of printed (as `tshark -w`),
+//! for `kinspect decode` or Wireshark. A build without the feature keeps the subcommand and
+//! says how to get it.
 
-use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
-use kinspect::capture::decoded::{builtin_known_request, DecodeLoop, Decoded};
-use kinspect::capture::live::{capture_live, LiveOptions, PcapTap};
-use kinspect::capture::CaptureOptions;
-use kinspect::output::{use_color, Format, Options, Printer};
-use std::io::{IsTerminal, Write};
+use super::io::errln;
+use super::{Global, EXIT_FAILURE};
+use kinspect::output::Format;
+#[cfg(feature = "live")]
+use {
+    super::{protocol_or_report, EXIT_DIAGNOSTICS, EXIT_OK},
+    kinspect::capture::decoded::{builtin_known_request, DecodeLoop, Decoded},
+    kinspect::capture::live::{capture_live, LiveOptions, PcapTap},
+    kinspect::capture::CaptureOptions,
+    kinspect::output::{use_color, Options, Printer},
+    std::io::{IsTerminal, Write},
+};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Interface to capture on (`lo`, `eth0`, `any`); needs root or CAP_NET_RAW.
-    #[arg(short = 'i', long = "interface", value_name = "IFACE")]
-    pub interface: String,
+    // Required only where capture is built in: elsewhere `kinspect capture` alone must reach
+    // `run` to say how to build it.
+    #[arg(short = 'i', long = "interface", value_name = "IFACE", required = cfg!(feature = "live"))]
+    pub interface: Option<String>,
     /// A Kafka broker port (repeatable): only these ports are captured. Without it every TCP
     /// connection is watched and Kafka is found by its usual ports and its content.
     #[arg(long = "port", value_name = "PORT")]
@@ -24,7 +34,8 @@ pub struct Args {
     /// A BPF filter instead of the one derived from --port.
     #[arg(long, value_name = "BPF")]
     pub filter: Option<String>,
-    /// Write the packets as pcap to FILE (`-` = standard output) instead of printing PDUs.
+    /// Write the packets as pcap to FILE (`-` = standard output) instead of printing PDUs (as
+    /// `tshark -w`); the packet and frame counts still go to standard error.
     #[arg(short = 'w', long = "write", value_name = "FILE")]
     pub write: Option<String>,
     /// Output format (default: tree on a terminal, jsonl otherwise).
@@ -38,6 +49,18 @@ pub struct Args {
     pub show_secrets: bool,
 }
 
+/// A build without the `live` feature says how to get it, as a usage failure.
+#[cfg(not(feature = "live"))]
+pub fn run(_args: &Args, _g: &Global) -> u8 {
+    errln!(
+        "kinspect capture: this kinspect was built without live capture. Build it with the cargo \
+         feature `live` (needs libpcap: `apt-get install libpcap-dev`):\n  \
+         cargo install --path . --features live"
+    );
+    EXIT_FAILURE
+}
+
+#[cfg(feature = "live")]
 pub fn run(args: &Args, g: &Global) -> u8 {
     let Some(proto) = protocol_or_report(g, "kinspect") else {
         return EXIT_FAILURE;
@@ -49,7 +72,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         ..CaptureOptions::default()
     };
     let live = LiveOptions {
-        interface: args.interface.clone(),
+        interface: args.interface.clone().unwrap_or_default(),
         packet_limit: args.count,
         filter: args.filter.clone(),
     };
@@ -63,7 +86,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
                 match std::fs::File::create(path) {
                     Ok(f) => Box::new(std::io::BufWriter::new(f)),
                     Err(e) => {
-                        eprintln!("kinspect: {path}: {e}");
+                        errln!("kinspect: {path}: {e}");
                         return EXIT_FAILURE;
                     }
                 }
@@ -106,7 +129,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             let finished = printer.finish().map(|_| ());
             if let Some(e) = write_err.or(finished.err()) {
                 if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    eprintln!("kinspect: writing: {e}");
+                    errln!("kinspect: writing: {e}");
                     return EXIT_FAILURE;
                 }
             }
@@ -115,9 +138,11 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     };
     match result {
         Ok(s) => {
-            eprintln!(
+            errln!(
                 "kinspect: {} packets, {} Kafka frames on {} Kafka connection(s)",
-                s.packets, s.frames, s.kafka_connections
+                s.packets,
+                s.frames,
+                s.kafka_connections
             );
             if errors {
                 EXIT_DIAGNOSTICS
@@ -125,8 +150,10 @@ pub fn run(args: &Args, g: &Global) -> u8 {
                 EXIT_OK
             }
         }
+        // `-w -` into a reader that went away: the capture ends quietly, as printing does.
+        Err(kinspect::capture::CaptureError::Io(e)) if super::io::is_closed_pipe(&e) => EXIT_OK,
         Err(e) => {
-            eprintln!("kinspect: {e}");
+            errln!("kinspect: {e}");
             EXIT_FAILURE
         }
     }

@@ -5,6 +5,7 @@
 //! running it twice or over overlapping captures adds nothing twice. The seed layouts are the
 //! fuzz targets' (`kinspect::fuzzing`).
 
+use super::io::{self, errln};
 use super::{Global, EXIT_FAILURE, EXIT_OK};
 use kinspect::capture::decoded::builtin_known_request;
 use kinspect::capture::{read_capture, CaptureOptions, Event};
@@ -13,6 +14,7 @@ use kinspect::fuzzing::{decode_seed, traffic::stream_seed};
 use kinspect::pdu::{Direction, Pdu};
 use kinspect::wire::tree::Value;
 use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -49,7 +51,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let proto = match kinspect::protocol::load(g.schemas.as_deref()) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("kinspect: {e}");
+            errln!("kinspect: {e}");
             return EXIT_FAILURE;
         }
     };
@@ -72,7 +74,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         let data = match std::fs::read(file) {
             Ok(d) => d,
             Err(e) => {
-                eprintln!("kinspect: {name}: {e}");
+                errln!("kinspect: {name}: {e}");
                 return EXIT_FAILURE;
             }
         };
@@ -118,7 +120,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             }
         });
         if let Err(e) = result {
-            eprintln!("kinspect: {name}: {e}");
+            errln!("kinspect: {name}: {e}");
             return EXIT_FAILURE;
         }
         for (client, server) in streams.values() {
@@ -127,15 +129,20 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         seeds.push(("pcap", data[..data.len().min(args.max_pcap_bytes)].to_vec()));
         for (target, seed) in seeds {
             if let Err(e) = counts.write(&args.out, target, &seed) {
-                eprintln!("kinspect: {}: {e}", args.out.join(target).display());
+                errln!("kinspect: {}: {e}", args.out.join(target).display());
                 return EXIT_FAILURE;
             }
         }
     }
-    for (target, (new, total)) in &counts.0 {
-        println!("{target}: {new} new seed(s) of {total} cut");
-    }
-    EXIT_OK
+    let mut out = io::stdout();
+    let written = counts
+        .0
+        .iter()
+        .try_for_each(|(target, (new, total))| {
+            writeln!(out, "{target}: {new} new seed(s) of {total} cut")
+        })
+        .and_then(|()| out.flush());
+    io::finish(written, "kinspect corpus", EXIT_OK)
 }
 
 impl Counts {

@@ -6,6 +6,7 @@
 //! cannot be encoded is reported with its index and JSON path, and the others are still
 //! written; the exit code is then 1.
 
+use super::io::{errln, finish};
 use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use serde_json::Value;
 use std::io::{self, BufReader, Read, Write};
@@ -44,7 +45,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         match std::fs::File::open(&name) {
             Ok(f) => Box::new(f),
             Err(e) => {
-                eprintln!("kinspect encode: {name}: {e}");
+                errln!("kinspect encode: {name}: {e}");
                 return EXIT_FAILURE;
             }
         }
@@ -67,7 +68,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             return Ok(());
         }
         if let Some(why) = annotated(v) {
-            eprintln!("kinspect encode: {name}: PDU #{i}: {why}");
+            errln!("kinspect encode: {name}: PDU #{i}: {why}");
             bad = true;
             return Ok(());
         }
@@ -82,7 +83,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
                 }
             },
             Err(e) => {
-                eprintln!("kinspect encode: {name}: PDU #{i}: {e}");
+                errln!("kinspect encode: {name}: PDU #{i}: {e}");
                 bad = true;
                 Ok(())
             }
@@ -93,7 +94,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         let v = match item {
             Ok(v) => v,
             Err(e) => {
-                eprintln!(
+                errln!(
                     "kinspect encode: {name}:{}:{}: invalid JSON: {e}",
                     e.line(),
                     e.column()
@@ -106,7 +107,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             Value::Array(items) => items.iter().try_for_each(|p| emit(p, &mut out)),
             Value::Object(_) => emit(&v, &mut out),
             other => {
-                eprintln!(
+                errln!(
                     "kinspect encode: {name}: expected a PDU object or an array of them, found {}",
                     kind_of(other)
                 );
@@ -114,25 +115,12 @@ pub fn run(args: &Args, g: &Global) -> u8 {
                 return EXIT_FAILURE;
             }
         };
-        if let Err(e) = r {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                return if bad { EXIT_DIAGNOSTICS } else { EXIT_OK };
-            }
-            eprintln!("kinspect encode: writing the output: {e}");
-            return EXIT_FAILURE;
+        if r.is_err() {
+            return finish(r, "kinspect encode", EXIT_OK);
         }
     }
-    if let Err(e) = out.flush() {
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            eprintln!("kinspect encode: writing the output: {e}");
-            return EXIT_FAILURE;
-        }
-    }
-    if bad {
-        EXIT_DIAGNOSTICS
-    } else {
-        EXIT_OK
-    }
+    let code = if bad { EXIT_DIAGNOSTICS } else { EXIT_OK };
+    finish(out.flush(), "kinspect encode", code)
 }
 
 /// Annotated output (`--annotate`) wraps every value; say so rather than fail on a field.

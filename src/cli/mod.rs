@@ -3,11 +3,11 @@
 
 pub mod apis;
 pub mod bundle;
-#[cfg(feature = "live")]
 pub mod capture;
 pub mod corpus;
 pub mod decode;
 pub mod encode;
+pub mod io;
 mod parallel;
 pub mod probe;
 pub mod stats;
@@ -36,7 +36,7 @@ pub(crate) fn protocol_or_report(
     match kinspect::protocol::load(g.schemas.as_deref()) {
         Ok(p) => Some(p),
         Err(e) => {
-            eprintln!("{who}: {e}");
+            io::errln!("{who}: {e}");
             None
         }
     }
@@ -96,7 +96,6 @@ pub enum Command {
     Corpus(corpus::Args),
     /// Probe a live broker (loopback only): every advertised API and version, findings per answer.
     Probe(probe::Args),
-    /// Capture live from a network interface and decode as it arrives (feature `live`).
-    #[cfg(feature = "live")]
+    /// Capture live from a network interface and decode as it arrives (cargo feature `live`).
     Capture(capture::Args),
 }

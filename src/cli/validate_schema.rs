@@ -6,6 +6,7 @@
 //! usage or I/O failure. Text goes to stdout as `file:line:col: severity[code] path: message`
 //! with a `help:` line for suggestions, colored only on a terminal (`--color`, `NO_COLOR`).
 
+use super::io::{self, errln};
 use super::{ColorChoice, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use kinspect::protocol::registry::builtin;
 use kinspect::schema::compat::{self, BaselineSpec};
@@ -14,7 +15,7 @@ use kinspect::schema::model::MessageSpec;
 use kinspect::schema::validate::files::read_inputs;
 use kinspect::schema::validate::{check_files, count, validate_specs, Release};
 use serde_json::{json, Value};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -65,22 +66,16 @@ pub fn run(args: &Args, g: &Global) -> u8 {
                 Format::Text => render_text(&report, use_color(g)),
                 Format::Json => render_json(&report),
             };
-            let mut stdout = std::io::stdout().lock();
-            if stdout
-                .write_all(out.as_bytes())
-                .and_then(|_| stdout.flush())
-                .is_err()
-            {
-                return EXIT_FAILURE;
-            }
-            if report.diags.iter().any(SchemaDiag::is_error) {
+            let code = if report.diags.iter().any(SchemaDiag::is_error) {
                 EXIT_DIAGNOSTICS
             } else {
                 EXIT_OK
-            }
+            };
+            // A closed pipe ends quietly with 0, like every subcommand's closed output.
+            io::finish(io::print_all(&out), "kinspect validate-schema", code)
         }
         Err(msg) => {
-            eprintln!("kinspect validate-schema: {msg}");
+            errln!("kinspect validate-schema: {msg}");
             EXIT_FAILURE
         }
     }
@@ -196,7 +191,7 @@ fn use_color(g: &Global) -> bool {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                 && std::io::stdout().is_terminal()
         }
     }

@@ -274,7 +274,7 @@ fn parse_offset(s: &str) -> (Option<u64>, usize) {
         || tok.starts_with("0x")
         // a wide token followed by single bytes (`0010  00 12 ...`, hexdump -C, tshark -x) or
         // alone on the line (hexdump -C's final length)
-        || (digits.len() >= 4 && digits.len() <= 8 && next.map_or(true, |n| n.len() == 2));
+        || (digits.len() >= 4 && digits.len() <= 8 && next.is_none_or(|n| n.len() == 2));
     if looks_like_offset && next.is_none() && !colon && !tok.starts_with("0x") {
         // A lone token is data (a hex stream line) unless it is as short as an offset.
         return if digits.len() <= 8 && digits.len() % 2 == 0 && digits.len() >= 6 {

@@ -183,7 +183,7 @@ mod tests {
         let mut data = Vec::new();
         for i in 0..1000u32 {
             data.extend_from_slice(&(i % 7).to_be_bytes());
-            data.extend(std::iter::repeat(i as u8).take((i % 7) as usize));
+            data.extend(std::iter::repeat_n(i as u8, (i % 7) as usize));
         }
         let mut r = RawReader::new(&data[..], false);
         r.whole_limit = 16;

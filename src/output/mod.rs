@@ -146,7 +146,7 @@ fn color_decision(
     match choice {
         Always => true,
         Never => false,
-        Auto => is_terminal && no_color.map_or(true, |v| v.is_empty()),
+        Auto => is_terminal && no_color.is_none_or(|v| v.is_empty()),
     }
 }
 

@@ -50,7 +50,7 @@ pub fn closest<'a>(input: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let mut best: Option<(usize, &'a str)> = None;
     for c in candidates {
         let d = distance(&low, &c.to_ascii_lowercase());
-        if d <= budget && best.map_or(true, |(bd, _)| d < bd) {
+        if d <= budget && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, c));
         }
     }

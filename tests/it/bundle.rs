@@ -49,6 +49,10 @@ fn oracle(release_dir: &Path) -> Vec<(String, Option<i64>, String, String)> {
 }
 
 #[test]
+#[cfg_attr(
+    not(kinspect_shared),
+    ignore = "needs ../shared (the Kafka spec folders): set KINSPECT_SHARED"
+)]
 fn committed_bundle_is_what_the_bundle_command_makes() {
     let Some(shared) = common::shared_or_skip("committed_bundle_is_what_the_bundle_command_makes")
     else {
@@ -98,6 +102,10 @@ fn bundle_holds_facts_only() {
 }
 
 #[test]
+#[cfg_attr(
+    not(kinspect_shared),
+    ignore = "needs ../shared (the Kafka spec folders): set KINSPECT_SHARED"
+)]
 fn every_bundled_spec_matches_its_file() {
     let Some(shared) = common::shared_or_skip("every_bundled_spec_matches_its_file") else {
         return;
@@ -130,6 +138,10 @@ fn every_bundled_spec_matches_its_file() {
 }
 
 #[test]
+#[cfg_attr(
+    not(kinspect_shared),
+    ignore = "needs ../shared (the Kafka spec folders): set KINSPECT_SHARED"
+)]
 fn api_keys_and_combinations_match_the_spec_files() {
     let p = builtin();
     let keys = p.api_keys();

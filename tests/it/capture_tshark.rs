@@ -260,6 +260,7 @@ fn frames_of(bytes: &[u8]) -> Vec<FrameSeen> {
 }
 
 #[test]
+#[cfg_attr(not(kinspect_tshark), ignore = "needs tshark on the PATH")]
 fn pcapng_and_nanosecond_pcap_written_by_tshark_read_the_same() {
     // editcap/tshark are an independent writer of both formats; skipped where absent.
     let dir = std::env::temp_dir().join(format!("kinspect-capture-formats-{}", std::process::id()));

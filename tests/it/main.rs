@@ -1,10 +1,15 @@
 //! Every integration test, in one binary (one link instead of one per file): each file is a
 //! module named for what it covers. Goldens are regenerated with `BLESS=1 cargo test`.
 
+mod common;
+mod validate_support;
+#[path = "../fixtures/records/support.rs"]
+mod support;
 mod apis_cli;
 mod brokers;
 mod bundle;
 mod capture_bench;
+mod capture_cli;
 mod capture_decode;
 mod capture_error_names;
 mod capture_hostile;
@@ -15,18 +20,19 @@ mod capture_times;
 mod capture_tshark;
 mod cli_captures;
 mod cli_golden;
-mod common;
+mod closed_pipe;
 mod decode_alloc;
 mod decode_frames;
 mod decode_hostile;
 mod decode_threads;
 mod decode_walker;
 mod differential;
-mod layering;
 mod fuzz_corpus_cli;
 mod fuzz_regressions;
 mod fuzz_replay;
 mod hostile_limits;
+mod layering;
+mod msrv;
 mod probe_brokers;
 mod probe_fake;
 mod readme;
@@ -46,8 +52,6 @@ mod roundtrip_specs;
 mod schema_load;
 mod session_decode;
 mod stats_cli;
-#[path = "../fixtures/records/support.rs"]
-mod support;
 mod validate_cli;
 mod validate_compat;
 mod validate_cross;
@@ -56,4 +60,3 @@ mod validate_robust;
 mod validate_rules;
 mod validate_rules_fields;
 mod validate_seeds;
-mod validate_support;

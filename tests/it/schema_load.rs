@@ -10,6 +10,10 @@ fn errors(d: &[SchemaDiag]) -> Vec<&SchemaDiag> {
 }
 
 #[test]
+#[cfg_attr(
+    not(kinspect_shared),
+    ignore = "needs ../shared (the Kafka spec folders): set KINSPECT_SHARED"
+)]
 fn every_kafka_spec_file_loads_without_errors() {
     let Some(shared) = common::shared_or_skip("every_kafka_spec_file_loads_without_errors") else {
         return;
@@ -38,6 +42,10 @@ fn every_kafka_spec_file_loads_without_errors() {
 }
 
 #[test]
+#[cfg_attr(
+    not(kinspect_shared),
+    ignore = "needs ../shared (the Kafka spec folders): set KINSPECT_SHARED"
+)]
 fn fetch_request_model_matches_the_file() {
     let Some(shared) = common::shared_or_skip("fetch_request_model_matches_the_file") else {
         return;

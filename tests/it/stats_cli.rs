@@ -123,6 +123,10 @@ fn walk<'a>(v: &'a Value, key: &str, out: &mut Vec<&'a Value>) {
 }
 
 #[test]
+#[cfg_attr(
+    not(kinspect_shared),
+    ignore = "needs ../shared (the Kafka spec folders): set KINSPECT_SHARED"
+)]
 fn error_codes_and_client_ids_match_tsharks_decode() {
     let Some(shared) = common::shared_or_skip("error_codes_and_client_ids_match_tsharks_decode")
     else {

@@ -51,6 +51,10 @@ fn errors(d: &[SchemaDiag]) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(kinspect_shared),
+    ignore = "needs ../shared (the Kafka spec folders): set KINSPECT_SHARED"
+)]
 fn every_release_folder_is_valid_under_its_own_release() {
     let Some(shared) =
         common::shared_or_skip("every_release_folder_is_valid_under_its_own_release")
@@ -82,6 +86,10 @@ fn every_release_folder_is_valid_under_its_own_release() {
 }
 
 #[test]
+#[cfg_attr(
+    not(kinspect_shared),
+    ignore = "needs ../shared (the Kafka spec folders): set KINSPECT_SHARED"
+)]
 fn the_3_9_clients_folder_fails_under_4_3_on_zk_broker() {
     let Some(shared) =
         common::shared_or_skip("the_3_9_clients_folder_fails_under_4_3_on_zk_broker")
@@ -112,6 +120,10 @@ fn the_3_9_clients_folder_fails_under_4_3_on_zk_broker() {
 }
 
 #[test]
+#[cfg_attr(
+    not(kinspect_shared),
+    ignore = "needs ../shared (the Kafka spec folders): set KINSPECT_SHARED"
+)]
 fn the_4_3_stop_replica_request_fails_under_3_9() {
     let Some(shared) = common::shared_or_skip("the_4_3_stop_replica_request_fails_under_3_9")
     else {
@@ -137,6 +149,10 @@ fn the_4_3_stop_replica_request_fails_under_3_9() {
 /// Vote v2 renamed Candidate* to Replica*; API 74 ListClientMetricsResources became
 /// ListConfigResources).
 #[test]
+#[cfg_attr(
+    not(kinspect_shared),
+    ignore = "needs ../shared (the Kafka spec folders): set KINSPECT_SHARED"
+)]
 fn kafka_4_3_is_wire_compatible_with_3_9_where_both_ship_a_version() {
     let Some(shared) =
         common::shared_or_skip("kafka_4_3_is_wire_compatible_with_3_9_where_both_ship_a_version")
@@ -226,6 +242,10 @@ fn kafka_4_3_is_wire_compatible_with_3_9_where_both_ship_a_version() {
 /// The lints find real slips upstream: 3.9.0's DescribeTopicPartitions specs write "versions"
 /// twice in one field (Kafka keeps the last).
 #[test]
+#[cfg_attr(
+    not(kinspect_shared),
+    ignore = "needs ../shared (the Kafka spec folders): set KINSPECT_SHARED"
+)]
 fn the_duplicate_key_lint_finds_kafka_3_9_slips() {
     let Some(shared) = common::shared_or_skip("the_duplicate_key_lint_finds_kafka_3_9_slips")
     else {

@@ -1,0 +1,90 @@
+//! The command line's output and messages, and what a closed pipe means.
+//!
+//! `print!` and `eprintln!` panic when the write fails ("failed printing to stdout: Broken
+//! pipe", exit 101). A reader that goes away (`kinspect apis | head -3`) is not a failure: there
+//! is no one left to tell anything, so the run ends quietly with exit code 0. Subcommands write
+//! standard output through [`stdout`] with `write!`/`writeln!` (an `io::Result`, never a panic)
+//! and turn the result into the exit code with [`finish`]; messages go through [`errln!`], which
+//! drops a message standard error cannot take (closed, `/dev/full`) instead of panicking.
+//! [`quiet_on_closed_pipes`] is the net for any `print!` left in a subcommand.
+
+use super::{EXIT_FAILURE, EXIT_OK};
+use std::fmt;
+use std::io::{self, BufWriter, Write};
+
+/// `eprintln!` that never panics: a message standard error cannot take is dropped (the exit
+/// code still tells what happened).
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::cli::io::errln_args(format_args!($($arg)*))
+    };
+}
+pub(crate) use errln;
+
+/// Standard output, buffered, locked for the rest of the run. Hand the result of the writes and
+/// of the final `flush` to [`finish`]: dropping the writer unflushed would lose the error.
+pub fn stdout() -> BufWriter<io::StdoutLock<'static>> {
+    BufWriter::new(io::stdout().lock())
+}
+
+/// Whether `e` says the reader of our output closed its end.
+pub fn is_closed_pipe(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+}
+
+/// The exit code of a subcommand whose output was written with result `written`: `code` when
+/// everything was written, [`EXIT_OK`] when the reader closed the pipe (a reader that stops
+/// reading asked for no more; nothing is printed), and [`EXIT_FAILURE`] after a message naming
+/// `who` for any other write failure (a full disk, a device error).
+pub fn finish(written: io::Result<()>, who: &str, code: u8) -> u8 {
+    match written {
+        Ok(()) => code,
+        Err(e) if is_closed_pipe(&e) => EXIT_OK,
+        Err(e) => {
+            errln!("{who}: writing the output: {e}");
+            EXIT_FAILURE
+        }
+    }
+}
+
+/// Writes `text` to standard output and flushes it; see [`finish`] for the exit code.
+pub fn print_all(text: &str) -> io::Result<()> {
+    let mut out = stdout();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// The body of [`errln!`]: one line on standard error, dropped if it cannot be written.
+pub fn errln_args(args: fmt::Arguments<'_>) {
+    let mut e = io::stderr().lock();
+    let _ = e.write_fmt(args).and_then(|()| e.write_all(b"\n"));
+}
+
+/// Installs a panic hook that ends the process quietly when a `print!`/`eprint!` family macro
+/// failed: exit 0 for standard output closed by its reader, [`EXIT_FAILURE`] for any other
+/// failed print (standard error closed or full, standard output full). Other panics keep the
+/// default report and exit code 101. This covers every thread, and every subcommand that still
+/// prints with the macros.
+pub fn quiet_on_closed_pipes() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let p = info.payload();
+        let msg = p
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| p.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") {
+            // EPIPE: "Broken pipe (os error 32)"; anything else is a real failure.
+            if msg.contains("os error 32") || msg.contains("Broken pipe") {
+                std::process::exit(EXIT_OK.into());
+            }
+            errln!("kinspect: {msg}");
+            std::process::exit(EXIT_FAILURE.into());
+        }
+        if msg.starts_with("failed printing to stderr") {
+            std::process::exit(EXIT_FAILURE.into());
+        }
+        default(info);
+    }));
+}
