@@ -8,8 +8,8 @@ pub mod capture;
 pub mod corpus;
 pub mod decode;
 pub mod encode;
-mod parallel;
 pub mod stats;
+mod terminal;
 pub mod validate_schema;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -17,6 +17,7 @@ use clap::{Parser, Subcommand};
 use kinspect::choice::Choice;
 pub use kinspect::output::ColorChoice;
 use std::path::PathBuf;
+pub(crate) use terminal::{stdout_file, threads};
 
 /// Exit code: everything decoded or valid.
 pub const EXIT_OK: u8 = 0;
