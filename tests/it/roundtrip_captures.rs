@@ -6,7 +6,7 @@
 use crate::common;
 
 use kinspect::capture::CaptureOptions;
-use kinspect::pdu::{Direction, Hints, Pdu};
+use kinspect::pdu::{Hints, Pdu};
 use kinspect::protocol::builtin;
 use kinspect::wire::decode::Decoder;
 use kinspect::wire::encode::{encode_pdu, pdu_json};
