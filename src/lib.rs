@@ -5,6 +5,31 @@
 //! statistics). The schema model (Kafka's own message-spec JSON) is the single source of
 //! protocol truth.
 //!
+//! [`engine`] runs that pipeline for any input and hands every decoded PDU and capture note, in
+//! input order, to a [`engine::Sink`] (the printers of [`output`] and the statistics are sinks).
+//!
+//! One frame on its own, bytes in, a message tree out:
+//!
+//! ```
+//! use kinspect::engine::FieldValue;
+//! use kinspect::pdu::Hints;
+//!
+//! // A Metadata v1 request (correlation id 7, client "demo") for the topic "orders", with its
+//! // 4-byte size prefix.
+//! let frame = [
+//!     0x00, 0x00, 0x00, 0x1a, 0x00, 0x03, 0x00, 0x01, 0x00, 0x00, 0x00, 0x07, 0x00, 0x04,
+//!     b'd', b'e', b'm', b'o', 0x00, 0x00, 0x00, 0x01, 0x00, 0x06, b'o', b'r', b'd', b'e',
+//!     b'r', b's',
+//! ];
+//! let pdu = kinspect::decode_frame(&frame, &Hints::default());
+//! assert_eq!(pdu.api_name, Some("Metadata"));
+//! assert_eq!(pdu.correlation_id, Some(7));
+//! let topic = pdu.field("body.Topics[0].Name").unwrap();
+//! assert_eq!(topic.value(), FieldValue::Str("orders".into()));
+//! assert_eq!((topic.offset(), topic.len()), (22, 8)); // its length prefix and its bytes
+//! assert!(pdu.diagnostics().is_empty());
+//! ```
+//!
 //! # Layers
 //!
 //! Each module uses only modules of its own layer and of lower-numbered layers;
@@ -28,6 +53,7 @@
 pub mod capture;
 pub mod choice;
 pub mod diag;
+pub mod engine;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod input;
@@ -39,3 +65,5 @@ pub mod protocol;
 pub mod records;
 pub mod schema;
 pub mod wire;
+
+pub use engine::{decode_frame, decode_frame_in};

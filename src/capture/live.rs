@@ -3,7 +3,7 @@
 //! decoding its pcap would.
 
 use super::pcap::Packet;
-use super::{CaptureError, CaptureOptions, CaptureSummary, Counter, Event, Pipeline};
+use super::{CaptureError, CaptureOptions, CaptureSummary, Event};
 
 /// What to capture.
 #[derive(Clone, Debug, Default)]
@@ -81,7 +81,7 @@ pub fn capture_live(
     live: &LiveOptions,
     opts: &CaptureOptions,
     mut tap: Option<&mut PcapTap<&mut dyn std::io::Write>>,
-    sink: &mut dyn FnMut(Event<'_>),
+    sink: &mut dyn CaptureSink,
 ) -> Result<CaptureSummary, CaptureError> {
     let inactive = pcap::Capture::from_device(live.interface.as_str())
         .map_err(|e| pcap_err(&format!("interface {}", live.interface), e))?;
@@ -104,46 +104,35 @@ pub fn capture_live(
     cap.filter(&filter, true)
         .map_err(|e| pcap_err(&format!("filter {filter:?}"), e))?;
     let linktype = cap.get_datalink().0;
-    let mut summary = CaptureSummary::default();
-    let mut pipeline = Pipeline::new(opts);
-    let mut sink = sink;
-    let mut out = Counter {
-        sink: &mut sink,
-        summary: &mut summary,
-        index: 0,
-    };
-    let mut frame = 0u64;
-    loop {
-        if live.packet_limit.is_some_and(|n| frame >= n) {
-            break;
-        }
-        match cap.next_packet() {
-            Ok(pkt) => {
-                frame += 1;
-                // time_t and suseconds_t are 32-bit on some targets.
-                #[allow(clippy::useless_conversion)]
-                let ts_ns = i64::from(pkt.header.ts.tv_sec)
-                    .saturating_mul(1_000_000_000)
-                    .saturating_add(i64::from(pkt.header.ts.tv_usec) * 1000);
-                if let Some(t) = tap.as_mut() {
-                    t.packet(linktype, ts_ns, pkt.data, pkt.header.len)?;
+    super::run_pipeline(opts, sink, |pipeline, out| {
+        let mut frame = 0u64;
+        loop {
+            if live.packet_limit.is_some_and(|n| frame >= n) {
+                return Ok(());
+            }
+            match cap.next_packet() {
+                Ok(pkt) => {
+                    frame += 1;
+                    // time_t and suseconds_t are 32-bit on some targets.
+                    #[allow(clippy::useless_conversion)]
+                    let ts_ns = i64::from(pkt.header.ts.tv_sec)
+                        .saturating_mul(1_000_000_000)
+                        .saturating_add(i64::from(pkt.header.ts.tv_usec) * 1000);
+                    if let Some(t) = tap.as_mut() {
+                        t.packet(linktype, ts_ns, pkt.data, pkt.header.len)?;
+                    }
+                    let p = Packet {
+                        frame,
+                        ts_ns,
+                        linktype,
+                        data: pkt.data,
+                    };
+                    pipeline.packet(&p, out);
                 }
-                let p = Packet {
-                    frame,
-                    ts_ns,
-                    linktype,
-                    data: pkt.data,
-                };
-                pipeline.packet(&p, &mut out);
-            }
-            Err(pcap::Error::TimeoutExpired) => continue,
-            Err(pcap::Error::NoMorePackets) => break,
-            Err(e) => {
-                pipeline.finish(&mut out);
-                return Err(pcap_err("capture failed", e));
+                Err(pcap::Error::TimeoutExpired) => continue,
+                Err(pcap::Error::NoMorePackets) => return Ok(()),
+                Err(e) => return Err(pcap_err("capture failed", e)),
             }
         }
-    }
-    pipeline.finish(&mut out);
-    Ok(summary)
+    })
 }

@@ -36,7 +36,6 @@
 //! higher.
 
 mod conv;
-pub mod decoded;
 mod detect;
 mod framing;
 mod link;
@@ -65,7 +64,7 @@ pub const DEFAULT_KAFKA_PORTS: &[u16] = &[
 ];
 
 /// How to read a capture.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct CaptureOptions {
     /// Extra ports to treat as Kafka brokers.
     pub ports: Vec<u16>,
@@ -74,10 +73,9 @@ pub struct CaptureOptions {
     pub default_ports: bool,
     /// Print SASL PLAIN passwords instead of masking them (read by the printers).
     pub show_secrets: bool,
-    /// Whether (api key, version) is a request the protocol registry knows. Used to judge whether
-    /// bytes look like a request header (content detection, resync). Without it a coarse built-in
-    /// range is used.
-    pub is_known_request: Option<fn(i16, i16) -> bool>,
+    /// The protocol whose requests (api key, version) tell whether bytes look like a request
+    /// header (content detection, resync). Without it a coarse built-in range is used.
+    pub protocol: Option<&'static crate::protocol::Protocol>,
 }
 
 impl Default for CaptureOptions {
@@ -86,8 +84,19 @@ impl Default for CaptureOptions {
             ports: Vec::new(),
             default_ports: true,
             show_secrets: false,
-            is_known_request: None,
+            protocol: None,
         }
+    }
+}
+
+impl fmt::Debug for CaptureOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CaptureOptions")
+            .field("ports", &self.ports)
+            .field("default_ports", &self.default_ports)
+            .field("show_secrets", &self.show_secrets)
+            .field("protocol", &self.protocol.map(|_| "…"))
+            .finish()
     }
 }
 
@@ -96,8 +105,10 @@ impl CaptureOptions {
         (self.default_ports && DEFAULT_KAFKA_PORTS.contains(&port)) || self.ports.contains(&port)
     }
     pub(crate) fn known_request(&self, key: i16, version: i16) -> bool {
-        match self.is_known_request {
-            Some(f) => f(key, version),
+        match self.protocol {
+            Some(p) => p
+                .message(key, version, crate::pdu::Direction::Request)
+                .is_some(),
             // Kafka's API keys run 0..=92 in 4.3 and no API has reached version 32.
             None => (0..=92).contains(&key) && (0..32).contains(&version),
         }
@@ -249,6 +260,30 @@ pub fn read_capture_to<R: std::io::Read>(
     opts: &CaptureOptions,
     sink: &mut dyn CaptureSink,
 ) -> Result<CaptureSummary, CaptureError> {
+    run_pipeline(opts, sink, |pipeline, out| {
+        let file_bytes = pcap::read_packets(reader, &mut |item| match item {
+            pcap::Item::Packet(p) => pipeline.packet(&p, out),
+            pcap::Item::Note(frame, diag) => out.note(
+                Origin {
+                    frame,
+                    ..Origin::default()
+                },
+                diag,
+            ),
+        })?;
+        out.summary.file_bytes = file_bytes;
+        Ok(())
+    })
+}
+
+/// Sets up the pipeline and its counter, lets `feed` hand it packets (from a file or an
+/// interface), then flushes every connection, also after a failure: what was read before it is
+/// delivered.
+pub(crate) fn run_pipeline(
+    opts: &CaptureOptions,
+    sink: &mut dyn CaptureSink,
+    feed: impl FnOnce(&mut Pipeline<'_>, &mut Counter<'_>) -> Result<(), CaptureError>,
+) -> Result<CaptureSummary, CaptureError> {
     let mut summary = CaptureSummary::default();
     let mut pipeline = Pipeline::new(opts);
     let mut out = Counter {
@@ -256,19 +291,9 @@ pub fn read_capture_to<R: std::io::Read>(
         summary: &mut summary,
         index: 0,
     };
-    let file_bytes = pcap::read_packets(reader, &mut |item| match item {
-        pcap::Item::Packet(p) => pipeline.packet(&p, &mut out),
-        pcap::Item::Note(frame, diag) => out.note(
-            Origin {
-                frame,
-                ..Origin::default()
-            },
-            diag,
-        ),
-    })?;
+    let fed = feed(&mut pipeline, &mut out);
     pipeline.finish(&mut out);
-    summary.file_bytes = file_bytes;
-    Ok(summary)
+    fed.map(|_| summary)
 }
 
 /// Packets in, events out: link layers, reassembly, framing. Shared by files and live capture.

@@ -59,6 +59,24 @@ impl Histogram {
         *self.buckets.entry(bucket(v as u64)).or_default() += 1;
     }
 
+    /// Adds another histogram's samples (exactly: the buckets are the same).
+    pub fn merge(&mut self, o: &Histogram) {
+        if o.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            self.min_ns = o.min_ns;
+            self.max_ns = o.max_ns;
+        }
+        self.min_ns = self.min_ns.min(o.min_ns);
+        self.max_ns = self.max_ns.max(o.max_ns);
+        self.sum_ns += o.sum_ns;
+        self.count += o.count;
+        for (&b, &n) in &o.buckets {
+            *self.buckets.entry(b).or_default() += n;
+        }
+    }
+
     /// The value below which `q` (0..=1) of the samples fall, within the bucket width and
     /// clamped to the exact min and max.
     pub fn quantile(&self, q: f64) -> Option<i64> {
@@ -135,6 +153,46 @@ pub struct Stats {
 impl Stats {
     pub fn new() -> Self {
         Stats::default()
+    }
+
+    /// Adds the counts of `o`, made from PDUs that came after this one's (a second thread's
+    /// batch). Every count is a sum, so the result is what counting them all here gives, except
+    /// which client ids past [`MAX_CLIENT_IDS`] are counted by name.
+    pub fn merge(&mut self, o: Stats) {
+        for (k, c) in o.apis {
+            let m = self.apis.entry(k).or_default();
+            m.requests += c.requests;
+            m.responses += c.responses;
+            m.request_bytes += c.request_bytes;
+            m.response_bytes += c.response_bytes;
+        }
+        self.api_names.extend(o.api_names);
+        for (k, n) in o.errors {
+            *self.errors.entry(k).or_default() += n;
+        }
+        for (k, h) in &o.latency {
+            self.latency.entry(*k).or_default().merge(h);
+        }
+        for (id, c) in o.clients {
+            let slot = if self.clients.contains_key(&id) || self.clients.len() < MAX_CLIENT_IDS {
+                self.clients.entry(id).or_default()
+            } else {
+                &mut self.other_clients
+            };
+            slot.requests += c.requests;
+            slot.request_bytes += c.request_bytes;
+        }
+        self.other_clients.requests += o.other_clients.requests;
+        self.other_clients.request_bytes += o.other_clients.request_bytes;
+        self.request_bytes += o.request_bytes;
+        self.response_bytes += o.response_bytes;
+        self.requests += o.requests;
+        self.responses += o.responses;
+        self.sasl_tokens += o.sasl_tokens;
+        self.unknown += o.unknown;
+        for (k, n) in o.diagnostics {
+            *self.diagnostics.entry(k).or_default() += n;
+        }
     }
 
     pub fn note(&mut self, _origin: &Origin, d: &Diagnostic) {

@@ -4,16 +4,16 @@
 //! for `kinspect decode` or Wireshark. A build without the feature keeps the subcommand and
 //! says how to get it.
 
+use super::decode::PrintArgs;
 use super::io::errln;
 use super::{Global, EXIT_FAILURE};
-use kinspect::output::Format;
 #[cfg(feature = "live")]
 use {
-    super::{protocol_or_report, EXIT_DIAGNOSTICS, EXIT_OK},
-    kinspect::capture::decoded::{builtin_known_request, DecodeLoop, Decoded},
+    super::decode::exit_code,
+    super::{protocol_or_report, EXIT_OK},
     kinspect::capture::live::{capture_live, LiveOptions, PcapTap},
     kinspect::capture::CaptureOptions,
-    kinspect::output::{use_color, Options, Printer},
+    kinspect::output::Printer,
     std::io::{IsTerminal, Write},
 };
 
@@ -35,18 +35,11 @@ pub struct Args {
     #[arg(long, value_name = "BPF")]
     pub filter: Option<String>,
     /// Write the packets as pcap to FILE (`-` = standard output) instead of printing PDUs (as
-    /// `tshark -w`); the packet and frame counts still go to standard error.
+    /// `tshark -w`); the packet count still goes to standard error.
     #[arg(short = 'w', long = "write", value_name = "FILE")]
     pub write: Option<String>,
-    /// Output format (default: tree on a terminal, jsonl otherwise).
-    #[arg(long, short = 'f', value_name = "FORMAT", value_parser = super::choice::<Format>())]
-    pub format: Option<Format>,
-    /// JSON: give every field its byte offset and length.
-    #[arg(long)]
-    pub annotate: bool,
-    /// Print SASL PLAIN passwords instead of masking them.
-    #[arg(long)]
-    pub show_secrets: bool,
+    #[command(flatten)]
+    pub print: PrintArgs,
 }
 
 /// A build without the `live` feature says how to get it, as a usage failure.
@@ -65,96 +58,57 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let Some(proto) = protocol_or_report(g, "kinspect") else {
         return EXIT_FAILURE;
     };
-    let opts = CaptureOptions {
-        ports: args.ports.clone(),
-        show_secrets: args.show_secrets,
-        is_known_request: Some(builtin_known_request),
-        ..CaptureOptions::default()
-    };
     let live = LiveOptions {
         interface: args.interface.clone().unwrap_or_default(),
         packet_limit: args.count,
         filter: args.filter.clone(),
     };
     let stdout = std::io::stdout();
-    let mut errors = false;
-    let result = match args.write.as_deref() {
-        Some(path) => {
-            let mut file: Box<dyn Write> = if path == "-" {
-                Box::new(stdout.lock())
-            } else {
-                match std::fs::File::create(path) {
-                    Ok(f) => Box::new(std::io::BufWriter::new(f)),
-                    Err(e) => {
-                        errln!("kinspect: {path}: {e}");
-                        return EXIT_FAILURE;
-                    }
-                }
-            };
-            let mut tap = PcapTap::new(&mut *file as &mut dyn Write);
-            capture_live(&live, &opts, Some(&mut tap), &mut |_| {})
-        }
-        None => {
-            let tty = stdout.is_terminal();
-            let format = args
-                .format
-                .unwrap_or(if tty { Format::Tree } else { Format::Jsonl });
-            let o = Options {
-                format,
-                annotate: args.annotate,
-                color: use_color(g.color, tty),
-                show_secrets: args.show_secrets,
-            };
-            // Line-buffered: every PDU reaches the terminal or pipe as soon as it is decoded.
-            let mut printer = Printer::new(std::io::LineWriter::new(stdout.lock()), o);
-            let mut dl = DecodeLoop::new(proto);
-            let mut write_err = None;
-            let r = capture_live(&live, &opts, None, &mut |ev| {
-                dl.event(ev, &mut |d| {
-                    let res = match d {
-                        Decoded::Pdu(p) => {
-                            errors |= p.tree.has_errors();
-                            printer.pdu(p, None)
-                        }
-                        Decoded::Note(o, d) => {
-                            errors |= d.is_error();
-                            printer.note(o, d, None)
-                        }
-                    };
-                    if let Err(e) = res {
-                        write_err.get_or_insert(e);
-                    }
-                })
-            });
-            let finished = printer.finish().map(|_| ());
-            if let Some(e) = write_err.or(finished.err()) {
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    errln!("kinspect: writing: {e}");
+    if let Some(path) = args.write.as_deref() {
+        let mut file: Box<dyn Write> = if path == "-" {
+            Box::new(stdout.lock())
+        } else {
+            match std::fs::File::create(path) {
+                Ok(f) => Box::new(std::io::BufWriter::new(f)),
+                Err(e) => {
+                    errln!("kinspect: {path}: {e}");
                     return EXIT_FAILURE;
                 }
             }
-            r
-        }
-    };
-    match result {
-        Ok(s) => {
-            errln!(
-                "kinspect: {} packets, {} Kafka frames on {} Kafka connection(s)",
-                s.packets,
-                s.frames,
-                s.kafka_connections
-            );
-            if errors {
-                EXIT_DIAGNOSTICS
-            } else {
+        };
+        let opts = CaptureOptions {
+            ports: args.ports.clone(),
+            protocol: Some(proto),
+            ..CaptureOptions::default()
+        };
+        let mut tap = PcapTap::new(&mut *file as &mut dyn Write);
+        return match capture_live(&live, &opts, Some(&mut tap), &mut |_| {}) {
+            Ok(s) => {
+                errln!("kinspect: {} packets written", s.packets);
                 EXIT_OK
             }
-        }
-        // `-w -` into a reader that went away: the capture ends quietly, as printing does.
-        Err(kinspect::capture::CaptureError::Io(e)) if super::io::is_closed_pipe(&e) => EXIT_OK,
-        Err(e) => {
-            errln!("kinspect: {e}");
-            EXIT_FAILURE
-        }
+            // `-w -` into a reader that went away: the capture ends quietly, as printing does.
+            Err(kinspect::capture::CaptureError::Io(e)) if super::io::is_closed_pipe(&e) => EXIT_OK,
+            Err(e) => {
+                errln!("kinspect: {e}");
+                EXIT_FAILURE
+            }
+        };
     }
+    let mut opts = kinspect::engine::Options::new(proto);
+    opts.capture.ports = args.ports.clone();
+    opts.capture.show_secrets = args.print.show_secrets;
+    let popts = args.print.options(g, stdout.is_terminal());
+    // Line-buffered: every PDU reaches the terminal or pipe as soon as it is decoded.
+    let mut printer = Printer::new(std::io::LineWriter::new(stdout.lock()), popts);
+    let outcome = kinspect::engine::run_live(&live, &opts, &mut printer);
+    if let Some(s) = outcome.inputs.first().and_then(|i| i.capture.as_ref()) {
+        errln!(
+            "kinspect: {} packets, {} Kafka frames on {} Kafka connection(s)",
+            s.packets,
+            s.frames,
+            s.kafka_connections
+        );
+    }
+    exit_code("kinspect", &outcome)
 }

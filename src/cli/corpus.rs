@@ -7,7 +7,6 @@
 
 use super::io::{self, errln};
 use super::{Global, EXIT_FAILURE, EXIT_OK};
-use kinspect::capture::decoded::builtin_known_request;
 use kinspect::capture::{read_capture, CaptureOptions, Event};
 use kinspect::fuzzing::records::RECORDS_PARTIAL_OK;
 use kinspect::fuzzing::{decode_seed, traffic::stream_seed};
@@ -57,7 +56,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     };
     let opts = CaptureOptions {
         ports: args.ports.clone(),
-        is_known_request: Some(builtin_known_request),
+        protocol: Some(kinspect::protocol::builtin()),
         ..CaptureOptions::default()
     };
     let mut counts = Counts::default();

@@ -8,9 +8,9 @@ pub mod corpus;
 pub mod decode;
 pub mod encode;
 pub mod io;
-mod parallel;
 pub mod probe;
 pub mod stats;
+mod terminal;
 pub mod validate_schema;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -18,6 +18,7 @@ use clap::{Parser, Subcommand};
 use kinspect::choice::Choice;
 pub use kinspect::output::ColorChoice;
 use std::path::PathBuf;
+pub(crate) use terminal::{stdout_file, threads};
 
 /// Exit code: everything decoded or valid.
 pub const EXIT_OK: u8 = 0;

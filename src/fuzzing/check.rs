@@ -228,7 +228,7 @@ pub(crate) fn captures(n: usize) -> Vec<Vec<u8>> {
 #[cfg(test)]
 pub(crate) fn capture_frames(n: usize) -> Vec<(crate::pdu::Hints, Vec<u8>)> {
     let opts = crate::capture::CaptureOptions {
-        is_known_request: Some(crate::capture::decoded::builtin_known_request),
+        protocol: Some(crate::protocol::builtin()),
         ..Default::default()
     };
     let mut frames = Vec::new();

@@ -4,9 +4,9 @@
 //! PDU and note it delivers.
 
 use super::check;
-use crate::capture::decoded::{builtin_known_request, decode_capture, Decoded};
 use crate::capture::testgen::{self, Conversation, Link};
 use crate::capture::CaptureOptions;
+use crate::engine::decoded::{decode_capture, Decoded};
 use crate::output::json::write_note;
 use std::net::SocketAddr;
 
@@ -89,7 +89,7 @@ pub fn stream(data: &[u8]) {
 /// crash; every PDU and note delivered before must check out.
 pub fn pcap(data: &[u8]) {
     let opts = CaptureOptions {
-        is_known_request: Some(builtin_known_request),
+        protocol: Some(crate::protocol::builtin()),
         ..CaptureOptions::default()
     };
     let proto = crate::protocol::builtin();

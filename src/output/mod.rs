@@ -3,14 +3,21 @@
 //! `offset | bytes | field = value` view) and `summary` (one line per PDU).
 
 pub mod json;
+pub mod stats;
 pub mod summary;
 pub mod time;
 pub mod tree;
 pub mod value;
 
+#[cfg(test)]
+mod split_tests;
+
 use crate::diag::Diagnostic;
+use crate::engine::parallel::{Shared, Turn};
+use crate::engine::{Half, Sink, Split};
 use crate::pdu::{Origin, Pdu};
 use std::io::{self, Write};
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -170,6 +177,8 @@ pub struct Printer<W: Write> {
     json: json::JsonOptions,
     count: u64,
     summary: summary::State,
+    /// The first timestamp read, for a worker's half ([`crate::engine::Split`]).
+    first_ts: Option<i64>,
 }
 
 impl<W: Write> Printer<W> {
@@ -183,6 +192,7 @@ impl<W: Write> Printer<W> {
             },
             count: 0,
             summary: summary::State::default(),
+            first_ts: None,
         }
     }
 
@@ -200,12 +210,20 @@ impl<W: Write> Printer<W> {
     /// zero: give it the capture's first packet (`capture::CaptureSink::first_packet`) to follow
     /// tshark's convention.
     pub fn clock(&mut self, ts_ns: Option<i64>) {
+        if let Some(ts) = ts_ns {
+            self.first_ts.get_or_insert(ts);
+        }
         self.summary.clock(ts_ns);
     }
 
     /// How the summary view shows times (relative to the first packet unless set).
     pub fn set_time_format(&mut self, time: time::TimeFormat) {
         self.summary.set_time_format(time);
+    }
+
+    /// The output it writes to.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.w
     }
 
     /// Prints one decoded PDU; `input` names the file when several were given.
@@ -242,11 +260,67 @@ impl<W: Write> Printer<W> {
 
     /// Ends the output (closes the JSON array) and flushes.
     pub fn finish(mut self) -> io::Result<W> {
+        self.end()?;
+        Ok(self.w)
+    }
+
+    fn end(&mut self) -> io::Result<()> {
         if self.o.format == Format::Json {
             self.w
                 .write_all(if self.count == 0 { b"[]\n" } else { b"\n]\n" })?;
         }
-        self.w.flush()?;
-        Ok(self.w)
+        self.w.flush()
+    }
+}
+
+impl<W: Write> Sink for Printer<W> {
+    fn clock(&mut self, ts_ns: Option<i64>) {
+        Printer::clock(self, ts_ns);
+    }
+
+    #[inline]
+    fn pdu(&mut self, pdu: &Pdu, input: Option<&str>) -> io::Result<()> {
+        Printer::pdu(self, pdu, input)
+    }
+
+    fn note(&mut self, origin: &Origin, d: &Diagnostic, input: Option<&str>) -> io::Result<()> {
+        Printer::note(self, origin, d, input)
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.end()
+    }
+}
+
+/// Printed on two threads: the worker's half prints its batches into its own buffer and writes
+/// them to the same file in its turn. A JSON array stays on one thread (its separators depend
+/// on whether anything came before, which only the batch knows).
+impl Split for Printer<Shared> {
+    type Half = Printer<Shared>;
+
+    fn fork(&mut self, turn: &Arc<Turn>) -> Option<Printer<Shared>> {
+        if self.o.format == Format::Json {
+            return None;
+        }
+        let w = self.w.worker_side().ok()?;
+        self.w.set_turn(Arc::clone(turn));
+        Some(Printer::new(w, self.o))
+    }
+
+    fn hand_over(&mut self, half: &mut Printer<Shared>) -> io::Result<()> {
+        if let Some(ts) = self.first_ts {
+            half.clock(Some(ts));
+        }
+        self.w.write_held()
+    }
+
+    fn take_back(&mut self, _half: &mut Printer<Shared>) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Half for Printer<Shared> {
+    fn end_batch(&mut self) -> io::Result<()> {
+        self.w.write_held()
     }
 }

@@ -103,7 +103,7 @@ impl RecordsHook for Batches {
 }
 
 /// A message decoder that decodes `records` fields into batches: what almost every caller
-/// wants (`Decoder::new` keeps them as bytes).
+/// wants (`Decoder::records_as_bytes` keeps them as bytes).
 pub fn decoder(proto: &'static Protocol) -> Decoder {
     Decoder::with_records(proto, &BATCHES)
 }

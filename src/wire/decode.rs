@@ -78,8 +78,9 @@ const MAX_ROUTES: usize = 4096;
 
 impl Decoder {
     /// A decoder that keeps `records` fields as bytes: the wire layer knows nothing of record
-    /// batches. `records::decoder` gives one that decodes them.
-    pub fn new(proto: &'static Protocol) -> Decoder {
+    /// batches. `records::decoder` gives one that decodes them (named so, rather than `new`,
+    /// because a decoder without batches is rarely what a caller wants).
+    pub fn records_as_bytes(proto: &'static Protocol) -> Decoder {
         Decoder {
             proto,
             plans: PlanCache::default(),
@@ -95,7 +96,7 @@ impl Decoder {
     pub fn with_records(proto: &'static Protocol, hook: &'static dyn RecordsHook) -> Decoder {
         Decoder {
             hook: Some(hook),
-            ..Decoder::new(proto)
+            ..Decoder::records_as_bytes(proto)
         }
     }
 

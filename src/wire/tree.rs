@@ -169,6 +169,11 @@ impl Summary {
 }
 
 impl Diags {
+    /// Diagnostics the kept list has room for (its allocation, for memory accounting).
+    pub fn capacity(&self) -> usize {
+        self.list.capacity()
+    }
+
     /// Records `d` (or counts it in a summary, past a cap).
     pub fn push(&mut self, d: Diagnostic) {
         self.push_at(d);

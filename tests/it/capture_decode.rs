@@ -5,9 +5,9 @@
 
 use crate::common;
 
-use kinspect::capture::decoded::{builtin_known_request, DecodeLoop, Decoded};
 use kinspect::capture::{read_capture, CaptureOptions};
 use kinspect::diag::Diagnostic;
+use kinspect::engine::decoded::{DecodeLoop, Decoded};
 use kinspect::pdu::{Direction, Pdu};
 use kinspect::wire::tree::Value;
 
@@ -64,7 +64,7 @@ fn uuid_members(p: &Pdu, name: &str) -> Vec<[u8; 16]> {
 #[test]
 fn real_captures_decode_with_only_explained_errors() {
     let opts = CaptureOptions {
-        is_known_request: Some(builtin_known_request),
+        protocol: Some(kinspect::protocol::builtin()),
         ..CaptureOptions::default()
     };
     let mut unexplained = Vec::new();
@@ -118,7 +118,7 @@ fn real_captures_decode_with_only_explained_errors() {
 #[test]
 fn topic_ids_in_fetch_requests_resolve_to_names_from_metadata() {
     let opts = CaptureOptions {
-        is_known_request: Some(builtin_known_request),
+        protocol: Some(kinspect::protocol::builtin()),
         ..CaptureOptions::default()
     };
     for (capture, min_ids) in [("tansu-confluent-admin", 1), ("tansu-confluent-group", 1)] {

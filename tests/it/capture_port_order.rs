@@ -13,17 +13,17 @@
 
 use crate::common;
 
-use kinspect::capture::decoded::{builtin_known_request, decode_capture, Decoded};
 use kinspect::capture::stats::Stats;
 use kinspect::capture::testgen::{self, Conversation, Link, TcpPacket};
 use kinspect::capture::{read_capture, CaptureOptions, CaptureSummary, Event, NOT_KAFKA};
 use kinspect::diag::Severity;
+use kinspect::engine::decoded::{decode_capture, Decoded};
 use kinspect::pdu::Direction;
 use std::net::SocketAddr;
 
 fn opts() -> CaptureOptions {
     CaptureOptions {
-        is_known_request: Some(builtin_known_request),
+        protocol: Some(kinspect::protocol::builtin()),
         ..CaptureOptions::default()
     }
 }

@@ -697,7 +697,7 @@ fn pcapng_simple_packet_blocks_are_read() {
 
 #[test]
 fn sasl_tokens_decode_as_tokens_without_errors() {
-    use kinspect::capture::decoded::{decode_capture, Decoded};
+    use kinspect::engine::decoded::{decode_capture, Decoded};
     let hs = request(17, 0, 7, "kcat", b"\x00\x05PLAIN");
     let hs_resp = sized(b"\x00\x00\x00\x07\x00\x00\x00\x00\x00\x01\x00\x05PLAIN");
     let mut c = Conversation::new(addr("127.0.0.1:40000"), addr("127.0.0.1:9092"));

@@ -7,8 +7,8 @@
 
 use crate::common;
 
-use kinspect::capture::decoded::{builtin_known_request, DecodeLoop};
 use kinspect::capture::{read_capture_to, CaptureOptions, CaptureSink, Event};
+use kinspect::engine::decoded::DecodeLoop;
 use kinspect::output::summary::State;
 use kinspect::output::time::TimeFormat;
 use kinspect::output::{Format, Options};
@@ -109,7 +109,7 @@ impl CaptureSink for Times {
 
 fn kinspect_times(path: &Path) -> Vec<(u64, Vec<String>)> {
     let opts = CaptureOptions {
-        is_known_request: Some(builtin_known_request),
+        protocol: Some(kinspect::protocol::builtin()),
         ..CaptureOptions::default()
     };
     let mut t = Times {

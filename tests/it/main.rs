@@ -1,10 +1,6 @@
 //! Every integration test, in one binary (one link instead of one per file): each file is a
 //! module named for what it covers. Goldens are regenerated with `BLESS=1 cargo test`.
 
-mod common;
-mod validate_support;
-#[path = "../fixtures/records/support.rs"]
-mod support;
 mod apis_cli;
 mod brokers;
 mod bundle;
@@ -21,6 +17,7 @@ mod capture_tshark;
 mod cli_captures;
 mod cli_golden;
 mod closed_pipe;
+mod common;
 mod decode_alloc;
 mod decode_frames;
 mod decode_hostile;
@@ -52,6 +49,8 @@ mod roundtrip_specs;
 mod schema_load;
 mod session_decode;
 mod stats_cli;
+#[path = "../fixtures/records/support.rs"]
+mod support;
 mod validate_cli;
 mod validate_compat;
 mod validate_cross;
@@ -60,3 +59,4 @@ mod validate_robust;
 mod validate_rules;
 mod validate_rules_fields;
 mod validate_seeds;
+mod validate_support;

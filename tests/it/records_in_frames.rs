@@ -24,13 +24,9 @@ struct Frame {
     data: Vec<u8>,
 }
 
-fn known(k: i16, v: i16) -> bool {
-    builtin().message(k, v, Direction::Request).is_some()
-}
-
 fn frames() -> Vec<Frame> {
     let opts = CaptureOptions {
-        is_known_request: Some(known),
+        protocol: Some(builtin()),
         ..CaptureOptions::default()
     };
     let mut out = Vec::new();

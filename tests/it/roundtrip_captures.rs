@@ -7,14 +7,10 @@ use crate::common;
 
 use kinspect::capture::CaptureOptions;
 use kinspect::output::value::pdu_json;
-use kinspect::pdu::{Direction, Hints, Pdu};
+use kinspect::pdu::{Hints, Pdu};
 use kinspect::protocol::builtin;
 use kinspect::records::encode_pdu;
 use std::collections::HashMap;
-
-fn known(k: i16, v: i16) -> bool {
-    builtin().message(k, v, Direction::Request).is_some()
-}
 
 /// Frames kinspect finds malformed where tshark cannot judge (it knows Metadata only up to v9),
 /// with the error expected and why. Both were checked by hand against the 4.3.1 specs, and
@@ -35,7 +31,7 @@ struct Frame {
 
 fn frames(path: &std::path::Path) -> Vec<Frame> {
     let opts = CaptureOptions {
-        is_known_request: Some(known),
+        protocol: Some(kinspect::protocol::builtin()),
         ..CaptureOptions::default()
     };
     common::capture_frames(path, &opts)

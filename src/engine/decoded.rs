@@ -1,14 +1,14 @@
-//! The decode loop shared by `kinspect decode` (every input kind) and `kinspect stats`: every
+//! The decode loop of the engine (every input kind, one thread or two): every
 //! frame is decoded with the schema decoder (topics known only by id named from the session, so
 //! their records decode), stamped with where it came from, checked against the session
 //! (negotiated versions, topic ids learnt) and handed on as a `Pdu` carrying the session's
 //! diagnostics and resolved topic names; capture notes pass through. One `Pdu` and one
 //! `Decoder` are reused for the whole input, so memory stays flat however long it is.
 
-use super::session::{name_topic_ids, Session};
-use super::{read_capture, CaptureError, CaptureOptions, CaptureSummary, Event};
+use crate::capture::session::{name_topic_ids, Session};
+use crate::capture::{read_capture, CaptureError, CaptureOptions, CaptureSummary, Event};
 use crate::diag::Diagnostic;
-use crate::pdu::{Direction, Hints, Origin, Pdu};
+use crate::pdu::{Hints, Origin, Pdu};
 use crate::protocol::Protocol;
 use crate::wire::decode::{Decoder, RecordsOptions};
 use std::sync::Arc;
@@ -17,13 +17,6 @@ use std::sync::Arc;
 pub enum Decoded<'a> {
     Pdu(&'a Pdu),
     Note(&'a Origin, &'a Diagnostic),
-}
-
-/// Whether the built-in protocol knows this request (for `CaptureOptions::is_known_request`).
-pub fn builtin_known_request(api_key: i16, version: i16) -> bool {
-    crate::protocol::builtin()
-        .message(api_key, version, Direction::Request)
-        .is_some()
 }
 
 /// Decoding state for one input; feed it the reader's events.
@@ -83,6 +76,17 @@ impl DecodeLoop {
         &self.pdu
     }
 
+    /// Lets go of the PDU's memory if a large frame left it holding more than `max` bytes (the
+    /// PDU is reused from frame to frame, so one huge frame would otherwise stay in memory).
+    pub fn shrink(&mut self, max: usize) -> usize {
+        let held = held_bytes(&self.pdu);
+        if held > max {
+            self.pdu = Pdu::default();
+            return 0;
+        }
+        held
+    }
+
     /// Decodes one event and passes the result to `f`.
     pub fn event(&mut self, ev: Event<'_>, f: &mut dyn FnMut(Decoded<'_>)) {
         match ev {
@@ -119,6 +123,16 @@ pub fn decode_frame(
     let found = session.check(pdu);
     pdu.tree.diags.extend(found);
     name_topic_ids(&pdu.tree, &**session, &mut pdu.topic_names);
+}
+
+/// About how many bytes of heap a decoded PDU holds (its nodes, buffers and diagnostics, as
+/// allocated: a reused PDU keeps what its largest frame needed).
+pub fn held_bytes(pdu: &Pdu) -> usize {
+    let t = &pdu.tree;
+    t.nodes.capacity() * std::mem::size_of::<crate::wire::tree::Node>()
+        + t.diags.capacity() * std::mem::size_of::<Diagnostic>()
+        + t.bufs.iter().map(|b| b.capacity()).sum::<usize>()
+        + pdu.topic_names.capacity() * std::mem::size_of::<(u32, String)>()
 }
 
 /// Reads and decodes a whole capture.

@@ -1,0 +1,519 @@
+//! Two cores for any sink that can be split ([`Split`]).
+//!
+//! The reading thread reads, reassembles and frames. While the worker thread is idle, the
+//! frames read are gathered into a batch for it (about [`BATCH_BYTES`], so that waking it is
+//! worth it); while it is busy, the reading thread decodes and hands frames to its own sink. The
+//! worker decodes a batch and hands it to its [`Half`] of the sink; this side takes the half back
+//! in input order ([`Split::take_back`]): a printer's half has written its text to the output
+//! itself, in its turn ([`Turn`]), while this side's text waited in its [`Shared`] writer; a
+//! counting half's counts are merged. Text goes out in pieces as it is printed: one PDU's text
+//! is never held whole. Each thread only ever writes memory of its own (text written into memory
+//! the other core touched last costs a cache miss per line), and one batch at most is at the
+//! worker.
+//!
+//! Only frames that cannot change the session go to the worker, with a snapshot of the session
+//! (see [`Session::may_learn_from`]): the few responses the session learns from are decoded on
+//! the reading thread, in order, so every frame is decoded against exactly the session a single
+//! thread would have.
+//!
+//! Memory: the two threads share one budget, [`BUDGET`]. The worker says what its decoded PDU
+//! holds ([`Turn::worker_held`]); the text this side keeps while the worker has the output may
+//! take what is left; a frame of [`HEAVY_FRAME`] bytes or more is never decoded here while the
+//! worker decodes (this side waits for it first), and a PDU that held more than the budget gives
+//! its memory back after it was shown. So two large frames are never decoded at once.
+
+use super::decoded::{decode_frame, held_bytes, DecodeLoop};
+use super::filter::Filters;
+use super::sink::{Half, Split};
+use super::Route;
+use crate::capture::session::Session;
+use crate::diag::Diagnostic;
+use crate::pdu::{Hints, Origin, Pdu};
+use crate::protocol::Protocol;
+use crate::wire::decode::RecordsOptions;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+/// A batch for the worker is sent once its frames hold this many bytes (or
+/// [`BATCH_FRAMES`] frames): waking a thread costs tens of microseconds here.
+pub const BATCH_BYTES: usize = 64 << 10;
+pub const BATCH_FRAMES: usize = 256;
+/// Text is written once this much is buffered (and the writer has the output).
+pub const WRITE_BYTES: usize = 256 << 10;
+/// What the two threads may hold together beyond their fixed buffers: the text waiting on the
+/// reading thread while the worker has the output, and the decoded PDUs.
+pub const BUDGET: usize = 8 << 20;
+/// A frame this large is decoded on the reading thread only while the worker is idle.
+pub const HEAVY_FRAME: usize = 256 << 10;
+
+/// Who has the output: the worker from when a batch is sent until it has written it all.
+#[derive(Debug, Default)]
+pub struct Turn {
+    busy: AtomicBool,
+    /// Bytes the worker's decoded PDU holds (published when large, cleared after a batch).
+    held: AtomicUsize,
+    lock: Mutex<()>,
+    idle: Condvar,
+}
+
+impl Turn {
+    /// Whether the worker has the output now.
+    #[inline]
+    pub fn busy(&self) -> bool {
+        self.busy.load(Ordering::Acquire)
+    }
+
+    /// What the worker holds of the common [`BUDGET`].
+    pub fn worker_held(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    /// Room left in the budget for this side's waiting text.
+    pub fn room(&self) -> usize {
+        BUDGET.saturating_sub(self.worker_held()).max(WRITE_BYTES)
+    }
+
+    /// Waits until the worker has written its batch.
+    pub fn wait_idle(&self) {
+        let mut g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        while self.busy() {
+            g = self.idle.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    pub(crate) fn take(&self) {
+        self.busy.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn give_back(&self) {
+        let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.busy.store(false, Ordering::Release);
+        self.idle.notify_all();
+    }
+}
+
+/// Gives the output back when the worker's batch ends, also when it fails or panics.
+struct GiveBack<'a>(&'a Turn);
+
+impl Drop for GiveBack<'_> {
+    fn drop(&mut self) {
+        self.0.give_back();
+    }
+}
+
+/// Text on its way to a file or pipe that two threads write in turn (a plain buffered file when
+/// there is no turn: one thread). It is written in pieces of [`WRITE_BYTES`] as it is printed
+/// when this side has the output; while the worker has it, the text waits here, up to the room
+/// the budget leaves, and past that this side waits for the worker.
+#[derive(Debug)]
+pub struct Shared {
+    buf: Vec<u8>,
+    out: std::fs::File,
+    turn: Option<Arc<Turn>>,
+    /// The buffer's length at which to look again whether to write.
+    check_at: usize,
+}
+
+impl Shared {
+    pub fn new(out: std::fs::File) -> Shared {
+        Shared {
+            buf: Vec::with_capacity(WRITE_BYTES + (16 << 10)),
+            out,
+            turn: None,
+            check_at: WRITE_BYTES,
+        }
+    }
+
+    /// The same output for the worker's half: it writes only in its turn.
+    pub fn worker_side(&self) -> io::Result<Shared> {
+        Ok(Shared::new(self.out.try_clone()?))
+    }
+
+    /// From now on, this writer waits for the worker while the worker has the output.
+    pub fn set_turn(&mut self, turn: Arc<Turn>) {
+        self.turn = Some(turn);
+    }
+
+    /// Bytes waiting in the buffer.
+    pub fn held(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Writes what waits (the caller knows this side has the output).
+    pub fn write_held(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        self.check_at = WRITE_BYTES;
+        Ok(())
+    }
+
+    #[cold]
+    fn spill(&mut self) -> io::Result<()> {
+        if let Some(turn) = &self.turn {
+            if turn.busy() {
+                if self.buf.len() < turn.room() {
+                    self.check_at = self.buf.len() + (64 << 10);
+                    return Ok(());
+                }
+                turn.wait_idle();
+            }
+        }
+        self.write_held()
+    }
+}
+
+impl Write for Shared {
+    #[inline]
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.write_all(b)?;
+        Ok(b.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, b: &[u8]) -> io::Result<()> {
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= self.check_at {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Writes what waits unless the worker has the output.
+    fn flush(&mut self) -> io::Result<()> {
+        if self.turn.as_ref().is_some_and(|t| t.busy()) {
+            return Ok(());
+        }
+        self.write_held()?;
+        self.out.flush()
+    }
+}
+
+/// Frames for the worker, back to back in `bytes`, with the session as it stands after the
+/// frame before the first (no frame of a batch changes it), and the sink's half.
+struct Job<H> {
+    frames: Vec<(Origin, Hints, std::ops::Range<usize>)>,
+    bytes: Vec<u8>,
+    session: Option<Arc<Session>>,
+    input: Option<Arc<str>>,
+    half: Option<H>,
+}
+
+impl<H> Default for Job<H> {
+    fn default() -> Self {
+        Job {
+            frames: Vec::new(),
+            bytes: Vec::new(),
+            session: None,
+            input: None,
+            half: None,
+        }
+    }
+}
+
+/// The worker has handled a batch (or failed to).
+struct Done<H> {
+    job: Job<H>,
+    /// Shown with an error diagnostic.
+    errors: bool,
+    written: io::Result<()>,
+}
+
+/// The reading thread's side: a [`Route`] to a split sink.
+pub struct Parallel<'s, S: Split> {
+    sink: &'s mut S,
+    filters: Arc<Filters>,
+    turn: Arc<Turn>,
+    jobs: Option<SyncSender<Job<S::Half>>>,
+    done: Receiver<Done<S::Half>>,
+    worker: Option<JoinHandle<()>>,
+    /// When a batch is sent: [`BATCH_BYTES`] and [`BATCH_FRAMES`] (smaller in tests).
+    pub(crate) batch_bytes: usize,
+    pub(crate) batch_frames: usize,
+    /// A batch is at the worker (its answer has not been taken in).
+    busy: bool,
+    /// The batch being gathered (the worker is idle); its `half` is the idle half.
+    batch: Job<S::Half>,
+    /// Something shown carried an error diagnostic.
+    errors: bool,
+}
+
+impl<'s, S: Split> Parallel<'s, S> {
+    /// Starts the worker, or gives the sink back when it does not split (or no thread starts).
+    pub fn new(
+        sink: &'s mut S,
+        filters: Arc<Filters>,
+        proto: &'static Protocol,
+        records: RecordsOptions,
+    ) -> Result<Parallel<'s, S>, &'s mut S> {
+        let turn = Arc::new(Turn::default());
+        let Some(half) = sink.fork(&turn) else {
+            return Err(sink);
+        };
+        let (jobs, job_rx) = mpsc::sync_channel::<Job<S::Half>>(1);
+        let (done_tx, done) = mpsc::channel::<Done<S::Half>>();
+        let (wf, wt) = (Arc::clone(&filters), Arc::clone(&turn));
+        let spawned = std::thread::Builder::new()
+            .name("kinspect-decode".into())
+            .spawn(move || work(proto, records, &wf, &wt, job_rx, done_tx));
+        let Ok(worker) = spawned else {
+            return Err(sink);
+        };
+        Ok(Parallel {
+            sink,
+            filters,
+            turn,
+            jobs: Some(jobs),
+            done,
+            worker: Some(worker),
+            batch_bytes: BATCH_BYTES,
+            batch_frames: BATCH_FRAMES,
+            busy: false,
+            batch: Job {
+                half: Some(half),
+                ..Job::default()
+            },
+            errors: false,
+        })
+    }
+
+    /// Takes a frame that cannot change the session into the worker's next batch if the
+    /// worker is idle; otherwise gives the frame's origin and hints back for the caller to
+    /// decode it here.
+    fn offer(
+        &mut self,
+        origin: Origin,
+        hints: Hints,
+        data: &[u8],
+        session: &Arc<Session>,
+        input: Option<&Arc<str>>,
+    ) -> io::Result<Option<(Origin, Hints)>> {
+        self.poll(false)?;
+        // A batch holds frames of one input decoded against one session (a new input starts
+        // a new session).
+        let same = |b: &Job<S::Half>| {
+            b.session.as_ref().is_some_and(|s| Arc::ptr_eq(s, session))
+                && b.input.as_deref() == input.map(|i| &**i)
+        };
+        if !self.batch.frames.is_empty() && !same(&self.batch) {
+            self.send()?;
+        }
+        if self.busy || self.jobs.is_none() {
+            return Ok(Some((origin, hints)));
+        }
+        if self.batch.frames.is_empty() {
+            self.batch.session = Some(Arc::clone(session));
+            self.batch.input = input.cloned();
+        }
+        let start = self.batch.bytes.len();
+        self.batch.bytes.extend_from_slice(data);
+        self.batch
+            .frames
+            .push((origin, hints, start..self.batch.bytes.len()));
+        if self.batch.bytes.len() >= self.batch_bytes
+            || self.batch.frames.len() >= self.batch_frames
+        {
+            self.send()?;
+        }
+        Ok(None)
+    }
+
+    /// Sends the batch gathered so far to the worker.
+    fn send(&mut self) -> io::Result<()> {
+        if self.batch.frames.is_empty() {
+            return Ok(());
+        }
+        let mut job = std::mem::take(&mut self.batch);
+        // Everything before the batch goes out before the worker writes it.
+        if let Some(half) = job.half.as_mut() {
+            self.sink.hand_over(half)?;
+        }
+        self.turn.take();
+        let sent = match &self.jobs {
+            Some(jobs) => jobs.send(job).is_ok(),
+            None => false,
+        };
+        if !sent {
+            self.turn.give_back();
+            self.jobs = None;
+            return Err(io::Error::other("the decoding thread stopped"));
+        }
+        self.busy = true;
+        Ok(())
+    }
+
+    /// Takes in the worker's answer, waiting for it when `wait`.
+    fn poll(&mut self, wait: bool) -> io::Result<()> {
+        if !self.busy {
+            return Ok(());
+        }
+        let d = if wait {
+            self.done.recv().ok()
+        } else {
+            match self.done.try_recv() {
+                Ok(d) => Some(d),
+                Err(mpsc::TryRecvError::Empty) => return Ok(()),
+                Err(mpsc::TryRecvError::Disconnected) => None,
+            }
+        };
+        let Some(d) = d else {
+            self.busy = false;
+            return Err(io::Error::other("the decoding thread stopped"));
+        };
+        self.busy = false;
+        self.errors |= d.errors;
+        // The batch's buffers come back for the next one.
+        let mut job = d.job;
+        job.frames.clear();
+        job.bytes.clear();
+        job.session = None;
+        job.input = None;
+        if let Some(half) = job.half.as_mut() {
+            self.sink.take_back(half)?;
+        }
+        self.batch = job;
+        d.written
+    }
+
+    /// What is shown here comes after the frames gathered so far.
+    fn before_local(&mut self) -> io::Result<()> {
+        self.send()?;
+        self.poll(false)
+    }
+}
+
+impl<S: Split> Route for Parallel<'_, S> {
+    type Sink = S;
+
+    fn sink(&mut self) -> &mut S {
+        self.sink
+    }
+
+    /// Decodes and shows a frame: in the worker's next batch when it is idle and the frame
+    /// cannot change the session, else here (through `dl`, which learns from it).
+    fn frame(
+        &mut self,
+        dl: &mut DecodeLoop,
+        origin: Origin,
+        hints: Hints,
+        data: &[u8],
+        input: Option<&Arc<str>>,
+    ) -> io::Result<()> {
+        let (origin, hints) = if Session::may_learn_from(hints.direction, hints.api_key) {
+            (origin, hints)
+        } else {
+            match self.offer(origin, hints, data, dl.shared_session(), input)? {
+                None => return Ok(()),
+                Some(back) => back,
+            }
+        };
+        self.before_local()?;
+        // One budget for both threads: no two large frames decoded at once.
+        if self.busy && (data.len() >= HEAVY_FRAME || self.turn.worker_held() > BUDGET / 2) {
+            self.poll(true)?;
+        }
+        let pdu = dl.frame(origin, &hints, data);
+        if let Some(errors) = self.filters.pdu_shown(pdu) {
+            self.errors |= errors;
+            self.sink.pdu(pdu, input.map(|i| &**i))?;
+        }
+        dl.shrink(BUDGET);
+        Ok(())
+    }
+
+    fn pdu(&mut self, pdu: &Pdu, input: Option<&str>) -> io::Result<()> {
+        self.before_local()?;
+        self.sink.pdu(pdu, input)
+    }
+
+    fn note(&mut self, origin: &Origin, d: &Diagnostic, input: Option<&str>) -> io::Result<()> {
+        self.before_local()?;
+        self.sink.note(origin, d, input)
+    }
+
+    /// Waits for the worker; the sink's own `finish` is the caller's.
+    fn drain(&mut self) -> io::Result<bool> {
+        let r = self.send().and_then(|_| self.poll(true));
+        self.jobs = None;
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+        r.map(|_| self.errors)
+    }
+}
+
+impl<S: Split> Drop for Parallel<'_, S> {
+    fn drop(&mut self) {
+        self.jobs = None;
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+/// The worker: decodes each frame against its session snapshot and hands what the filters show
+/// to its half of the sink.
+fn work<H: Half>(
+    proto: &'static Protocol,
+    records: RecordsOptions,
+    filters: &Filters,
+    turn: &Turn,
+    jobs: Receiver<Job<H>>,
+    done: Sender<Done<H>>,
+) {
+    let mut decoder = crate::records::decoder(proto);
+    decoder.set_records(records);
+    let mut pdu = Pdu::default();
+    for mut job in jobs {
+        let give_back = GiveBack(turn);
+        let mut session = job.session.clone().unwrap_or_default();
+        let mut errors = false;
+        let mut written = Ok(());
+        let Some(half) = job.half.as_mut() else {
+            break;
+        };
+        for (origin, hints, range) in &job.frames {
+            let frame = job.bytes.get(range.clone()).unwrap_or_default();
+            decode_frame(
+                &mut decoder,
+                &mut session,
+                false,
+                origin.clone(),
+                hints,
+                frame,
+                &mut pdu,
+            );
+            if frame.len() >= HEAVY_FRAME {
+                turn.held.store(held_bytes(&pdu), Ordering::Relaxed);
+            }
+            if let Some(e) = filters.pdu_shown(&pdu) {
+                errors |= e;
+                if let Err(e) = half.pdu(&pdu, job.input.as_deref()) {
+                    written = Err(e);
+                    break;
+                }
+            }
+        }
+        if written.is_ok() {
+            written = half.end_batch();
+        }
+        if held_bytes(&pdu) > BUDGET {
+            pdu = Pdu::default();
+        }
+        turn.held.store(0, Ordering::Relaxed);
+        let d = Done {
+            job,
+            errors,
+            written,
+        };
+        // The output goes back before the answer, so that the answer finds it free.
+        drop(give_back);
+        if done.send(d).is_err() {
+            break;
+        }
+    }
+}
