@@ -13,7 +13,6 @@ use {
     super::{protocol_or_report, EXIT_OK},
     kinspect::capture::live::{capture_live, LiveOptions, PcapTap},
     kinspect::capture::CaptureOptions,
-    kinspect::output::Printer,
     std::io::{IsTerminal, Write},
 };
 
@@ -98,9 +97,9 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let mut opts = kinspect::engine::Options::new(proto);
     opts.capture.ports = args.ports.clone();
     opts.capture.show_secrets = args.print.show_secrets;
-    let popts = args.print.options(g, stdout.is_terminal());
     // Line-buffered: every PDU reaches the terminal or pipe as soon as it is decoded.
-    let mut printer = Printer::new(std::io::LineWriter::new(stdout.lock()), popts);
+    let w = std::io::LineWriter::new(stdout.lock());
+    let mut printer = args.print.printer(w, g, stdout.is_terminal());
     let outcome = kinspect::engine::run_live(&live, &opts, &mut printer);
     if let Some(s) = outcome.inputs.first().and_then(|i| i.capture.as_ref()) {
         errln!(

@@ -7,11 +7,13 @@
 //! narrow what counts, like grep); 2 when an input could not be read or the command line is
 //! wrong.
 
+use super::io::errln;
 use super::terminal::Bar;
 use super::{Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use kinspect::engine::parallel::Shared;
 use kinspect::engine::{self, Filters, Input, Outcome};
 use kinspect::input::InputKind;
+use kinspect::output::time::TimeFormat;
 use kinspect::output::{use_color, Format, Options, Printer};
 use kinspect::pdu::{Direction, Hints};
 use kinspect::protocol::Protocol;
@@ -40,9 +42,21 @@ pub struct PrintArgs {
     /// Show SASL PLAIN passwords instead of masking them.
     #[arg(long)]
     pub show_secrets: bool,
+    /// Summary times, as tshark's `-t`: r seconds since the capture's first packet, a UTC time
+    /// of day, ad UTC date and time, d seconds since the previous PDU shown, e epoch seconds.
+    #[arg(short = 't', long = "time-format", value_name = "FORMAT", default_value = "r",
+          value_parser = |s: &str| s.parse::<TimeFormat>())]
+    pub time_format: TimeFormat,
 }
 
 impl PrintArgs {
+    /// The printer for an output that is (or is not) a terminal.
+    pub fn printer<W: io::Write>(&self, w: W, g: &Global, tty: bool) -> Printer<W> {
+        let mut p = Printer::new(w, self.options(g, tty));
+        p.set_time_format(self.time_format);
+        p
+    }
+
     /// The printer's options for an output that is (or is not) a terminal.
     pub fn options(&self, g: &Global, tty: bool) -> Options {
         let format = self
@@ -155,16 +169,16 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let opts = match engine_options(args, g) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("kinspect decode: {e}");
+            errln!("kinspect decode: {e}");
             return EXIT_FAILURE;
         }
     };
     let inputs = inputs(&args.files);
     let stdout = io::stdout();
     let tty = stdout.is_terminal();
-    let popts = args.print.options(g, tty);
+    let format = args.print.options(g, tty).format;
     let mut opts = opts;
-    opts.records = records(args, popts.format);
+    opts.records = records(args, format);
     let bar = Bar::for_inputs(&args.files);
     opts.progress = bar.clone().map(|b| b as _);
     // To a file or pipe: a plain file on a duplicate of fd 1, which two threads can share
@@ -173,11 +187,12 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let outcome = match super::stdout_file().filter(|_| !tty) {
         Some(file) => {
             opts.threads = super::threads();
-            engine::run_split(inputs, &opts, &mut Printer::new(Shared::new(file), popts))
+            let mut printer = args.print.printer(Shared::new(file), g, tty);
+            engine::run_split(inputs, &opts, &mut printer)
         }
         None => {
             let w = io::BufWriter::with_capacity(1 << 18, stdout.lock());
-            engine::run(inputs, &opts, &mut Printer::new(w, popts))
+            engine::run(inputs, &opts, &mut args.print.printer(w, g, tty))
         }
     };
     if let Some(b) = bar {
@@ -190,11 +205,14 @@ pub fn run(args: &Args, g: &Global) -> u8 {
 /// quietly with 0, in every format: the reader has what it wanted.
 pub fn exit_code(who: &str, o: &Outcome) -> u8 {
     for f in &o.failed {
-        eprintln!("{who}: {}: {}", f.input, f.message);
+        errln!("{who}: {}: {}", f.input, f.message);
     }
     if let Some(e) = &o.output_error {
-        eprintln!("{who}: writing the output: {e}");
+        errln!("{who}: writing the output: {e}");
         return EXIT_FAILURE;
+    }
+    if !o.closed {
+        nothing_found(who, o);
     }
     if !o.failed.is_empty() {
         EXIT_FAILURE
@@ -204,6 +222,25 @@ pub fn exit_code(who: &str, o: &Outcome) -> u8 {
         EXIT_DIAGNOSTICS
     } else {
         EXIT_OK
+    }
+}
+
+/// Says on stderr which inputs held no Kafka at all (an empty file, a capture of HTTP only):
+/// silence would look like success. The exit code stays 0 for them (nothing malformed was read).
+fn nothing_found(who: &str, o: &Outcome) {
+    for i in &o.inputs {
+        if i.kind.is_none() || o.failed.iter().any(|f| f.input == i.name) {
+            continue;
+        }
+        match &i.capture {
+            Some(c) => {
+                if let Some(m) = c.no_kafka_message() {
+                    errln!("{who}: {}: {m}", i.name);
+                }
+            }
+            None if i.items == 0 => errln!("{who}: {}: empty: no Kafka frame in it", i.name),
+            None => {}
+        }
     }
 }
 

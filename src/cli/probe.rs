@@ -3,6 +3,7 @@
 //! writes the session as a pcap. Exit 0 when every answer was clean, 1 when any finding is an
 //! error, 2 for usage or connection failure.
 
+use super::io::errln;
 use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use kinspect::probe::{self, Config};
 use std::io::Write;
@@ -59,16 +60,16 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let addrs: Vec<_> = match args.addr.to_socket_addrs() {
         Ok(a) => a.collect(),
         Err(e) => {
-            eprintln!("kinspect probe: {}: {e}", args.addr);
+            errln!("kinspect probe: {}: {e}", args.addr);
             return EXIT_FAILURE;
         }
     };
     let Some(addr) = addrs.first().copied() else {
-        eprintln!("kinspect probe: {}: no address", args.addr);
+        errln!("kinspect probe: {}: no address", args.addr);
         return EXIT_FAILURE;
     };
     if let Some(bad) = addrs.iter().find(|a| probe::check_loopback(a).is_err()) {
-        eprintln!(
+        errln!(
             "kinspect probe: {}",
             probe::ProbeError::NotLoopback(bad.to_string())
         );
@@ -86,7 +87,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let report = match probe::run(&cfg) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("kinspect probe: {e}");
+            errln!("kinspect probe: {e}");
             return EXIT_FAILURE;
         }
     };
@@ -100,13 +101,13 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     };
     if let Err(e) = written.and_then(|()| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("kinspect probe: writing the output: {e}");
+            errln!("kinspect probe: writing the output: {e}");
             return EXIT_FAILURE;
         }
     }
     if let Some(path) = &args.write_pcap {
         if let Err(e) = std::fs::write(path, probe::pcap::pcap_bytes(&report.transcript)) {
-            eprintln!("kinspect probe: {}: {e}", path.display());
+            errln!("kinspect probe: {}: {e}", path.display());
             return EXIT_FAILURE;
         }
     }

@@ -3,6 +3,7 @@
 //! counting and the tables are the library's (`kinspect::output::stats`).
 
 use super::decode::{exit_code, inputs};
+use super::io::errln;
 use super::terminal::Bar;
 use super::Global;
 use kinspect::engine::{self, parallel::Shared};
@@ -29,7 +30,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let proto = match kinspect::protocol::load(g.schemas.as_deref()) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("kinspect: {e}");
+            errln!("kinspect: {e}");
             return super::EXIT_FAILURE;
         }
     };

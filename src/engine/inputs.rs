@@ -5,11 +5,11 @@
 //! head), so a wrapping reader (a decompressor) goes in one place: [`Driver::input`].
 
 use super::{Driver, Input, Progress, Route, Sink};
-use crate::capture::read_capture;
+use crate::capture::{read_capture_to, CaptureSink, Event};
 use crate::input::hex::HexReader;
 use crate::input::packets::{link_type, PcapFromHex};
 use crate::input::raw::RawReader;
-use crate::input::{detect, split_prefixed, InputKind, DETECT_BYTES};
+use crate::input::{classify, split_prefixed, InputKind, DETECT_BYTES};
 use crate::pdu::{Direction, Hints, Origin};
 use crate::protocol::Protocol;
 use crate::records::file::{decode_log_file, decode_quorum_state, FileKind};
@@ -57,16 +57,23 @@ impl<R: Route> Driver<'_, R> {
     #[allow(clippy::type_complexity)]
     fn read(
         &mut self,
-        mut reader: Box<dyn Read + '_>,
+        reader: Box<dyn Read + '_>,
         name: &str,
     ) -> Result<(InputKind, Option<crate::capture::CaptureSummary>), (Option<InputKind>, String)>
     {
+        // gzip and zstd captures (and dumps) are read as they are decompressed, as tshark does.
+        let (_, mut reader) = crate::input::open(reader).map_err(|e| (None, e.to_string()))?;
         let mut head = Vec::with_capacity(DETECT_BYTES);
         (&mut reader)
             .take(DETECT_BYTES as u64)
             .read_to_end(&mut head)
             .map_err(|e| (None, e.to_string()))?;
-        let kind = self.opts.kind.unwrap_or_else(|| detect(Some(name), &head));
+        // Text that is no input we read (a README, a broker log) is refused, not decoded as a
+        // frame, unless the kind is forced.
+        let kind = match self.opts.kind {
+            Some(k) => k,
+            None => classify(Some(name), &head).map_err(|e| (None, e.to_string()))?,
+        };
         let reader = io::Cursor::new(head).chain(reader);
         let info = super::InputInfo { name, kind };
         let begun = self.route.sink().begin_input(&info);
@@ -134,7 +141,7 @@ impl<R: Route> Driver<'_, R> {
     ) -> Result<Option<crate::capture::CaptureSummary>, String> {
         let mut copts = self.opts.capture.clone();
         copts.protocol = Some(self.opts.protocol);
-        read_capture(reader, &copts, &mut |ev| self.event(ev))
+        read_capture_to(reader, &copts, &mut Feed(self))
             .map(Some)
             .map_err(|e| e.to_string())
     }
@@ -253,5 +260,22 @@ impl<R: Read> Read for Counting<R> {
         self.done += n as u64;
         self.progress.read(self.done);
         Ok(n)
+    }
+}
+
+/// The capture reader's events into the driver; the first packet's time starts the sink's
+/// clock (summary times are relative to the capture's first packet, as tshark's are, not to
+/// its first Kafka frame).
+struct Feed<'d, 'o, R: Route>(&'d mut Driver<'o, R>);
+
+impl<R: Route> CaptureSink for Feed<'_, '_, R> {
+    fn event(&mut self, ev: Event<'_>) {
+        self.0.event(ev)
+    }
+
+    fn first_packet(&mut self, ts_ns: i64) {
+        if !self.0.no_clock {
+            self.0.route.sink().clock(Some(ts_ns));
+        }
     }
 }

@@ -159,6 +159,8 @@ pub struct InputSummary {
     pub kind: Option<InputKind>,
     /// Totals of a capture.
     pub capture: Option<CaptureSummary>,
+    /// What it held: Kafka frames (of any input kind), log-file batches and notes, shown or not.
+    pub items: u64,
 }
 
 /// Runs every input through the pipeline on this thread, into `sink`.
@@ -308,6 +310,8 @@ pub(crate) struct Driver<'o, R: Route> {
     stopped: bool,
     /// The packets came from a hex dump: their capture timestamps are made up (zero).
     no_clock: bool,
+    /// Frames, trees and notes of the current input (see [`InputSummary::items`]).
+    items: u64,
 }
 
 impl<'o, R: Route> Driver<'o, R> {
@@ -324,6 +328,7 @@ impl<'o, R: Route> Driver<'o, R> {
             outcome: Outcome::default(),
             stopped: false,
             no_clock: false,
+            items: 0,
         }
     }
 
@@ -399,6 +404,7 @@ impl<'o, R: Route> Driver<'o, R> {
             name,
             kind,
             capture,
+            items: std::mem::take(&mut self.items),
         });
     }
 
@@ -416,6 +422,7 @@ impl<'o, R: Route> Driver<'o, R> {
 
     /// A frame read from an input: through the session and the filters to the sink.
     fn frame(&mut self, mut origin: Origin, mut hints: Hints, data: &[u8]) {
+        self.items += 1;
         if self.stopped {
             return;
         }
@@ -435,6 +442,7 @@ impl<'o, R: Route> Driver<'o, R> {
 
     /// A capture note.
     fn note(&mut self, origin: &Origin, d: &Diagnostic) {
+        self.items += 1;
         let mut origin = origin.clone();
         if self.no_clock {
             origin.ts_ns = None;
@@ -454,6 +462,7 @@ impl<'o, R: Route> Driver<'o, R> {
     /// A tree that is not a Kafka message (a log-file batch): no API, so `--api-filter` hides
     /// it.
     fn tree(&mut self, origin: Origin, t: &crate::wire::tree::Tree) {
+        self.items += 1;
         if self.stopped {
             return;
         }

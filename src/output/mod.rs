@@ -294,17 +294,25 @@ impl<W: Write> Sink for Printer<W> {
 
 /// Printed on two threads: the worker's half prints its batches into its own buffer and writes
 /// them to the same file in its turn. A JSON array stays on one thread (its separators depend
-/// on whether anything came before, which only the batch knows).
+/// on whether anything came before, which only the batch knows), and so does a summary with
+/// delta times.
 impl Split for Printer<Shared> {
     type Half = Printer<Shared>;
 
     fn fork(&mut self, turn: &Arc<Turn>) -> Option<Printer<Shared>> {
-        if self.o.format == Format::Json {
+        let time = self.summary.time_format();
+        // A summary's delta times count from the PDU shown before, which the other thread may
+        // be printing: those stay on one thread too.
+        if self.o.format == Format::Json
+            || (self.o.format == Format::Summary && time == time::TimeFormat::Delta)
+        {
             return None;
         }
         let w = self.w.worker_side().ok()?;
         self.w.set_turn(Arc::clone(turn));
-        Some(Printer::new(w, self.o))
+        let mut half = Printer::new(w, self.o);
+        half.set_time_format(time);
+        Some(half)
     }
 
     fn hand_over(&mut self, half: &mut Printer<Shared>) -> io::Result<()> {

@@ -3,7 +3,6 @@
 //! splits over two threads: the worker's half counts its batches, this side merges the counts.
 
 use crate::capture::stats::{Histogram, Stats};
-use crate::capture::CaptureSummary;
 use crate::diag::Diagnostic;
 use crate::engine::parallel::Turn;
 use crate::engine::{Half, InputEnd, Sink, Split};
@@ -32,7 +31,6 @@ pub struct StatsPrinter<W: Write> {
     format: StatsFormat,
     /// The name the report gives the input (the last one read).
     name: String,
-    summary: CaptureSummary,
     /// An input was read: there are statistics to print.
     read: bool,
     pub stats: Stats,
@@ -44,7 +42,6 @@ impl<W: Write> StatsPrinter<W> {
             w,
             format,
             name: String::new(),
-            summary: CaptureSummary::default(),
             read: false,
             stats: Stats::new(),
         }
@@ -69,7 +66,7 @@ impl<W: Write> Sink for StatsPrinter<W> {
         self.read = true;
         self.name = end.name.to_string();
         if let Some(s) = end.summary {
-            self.summary = s.clone();
+            self.stats.capture(s);
         }
         Ok(())
     }
@@ -80,14 +77,11 @@ impl<W: Write> Sink for StatsPrinter<W> {
         }
         match self.format {
             StatsFormat::Json => {
-                serde_json::to_writer_pretty(
-                    &mut self.w,
-                    &to_json(&self.name, &self.summary, &self.stats),
-                )
-                .map_err(io::Error::from)?;
+                serde_json::to_writer_pretty(&mut self.w, &to_json(&self.name, &self.stats))
+                    .map_err(io::Error::from)?;
                 writeln!(self.w)?;
             }
-            StatsFormat::Text => write_text(&mut self.w, &self.name, &self.summary, &self.stats)?,
+            StatsFormat::Text => write_text(&mut self.w, &self.name, &self.stats)?,
         }
         self.w.flush()
     }
@@ -153,7 +147,7 @@ fn latency_json(h: &Histogram) -> Value {
 }
 
 /// The statistics as one JSON object (stable keys, documented by the text view's headings).
-pub fn to_json(file: &str, summary: &CaptureSummary, stats: &Stats) -> Value {
+pub fn to_json(file: &str, stats: &Stats) -> Value {
     let apis: Vec<Value> = stats
         .apis
         .iter()
@@ -191,9 +185,11 @@ pub fn to_json(file: &str, summary: &CaptureSummary, stats: &Stats) -> Value {
         .collect();
     json!({
         "file": file,
-        "packets": summary.packets,
-        "tcp_connections": summary.connections,
-        "kafka_connections": summary.kafka_connections,
+        "packets": stats.packets,
+        "tcp_connections": stats.connections,
+        "kafka_connections": stats.kafka_connections,
+        "not_kafka_connections": stats.not_kafka_connections,
+        "not_kafka_bytes": stats.not_kafka_bytes,
         "pdus": stats.requests + stats.responses,
         "requests": stats.requests,
         "responses": stats.responses,
@@ -208,17 +204,20 @@ pub fn to_json(file: &str, summary: &CaptureSummary, stats: &Stats) -> Value {
     })
 }
 
-pub fn write_text(
-    w: &mut dyn Write,
-    file: &str,
-    s: &CaptureSummary,
-    st: &Stats,
-) -> std::io::Result<()> {
-    writeln!(
+pub fn write_text(w: &mut dyn Write, file: &str, st: &Stats) -> std::io::Result<()> {
+    write!(
         w,
-        "{file}: {} packets, {} TCP connections ({} Kafka)",
-        s.packets, s.connections, s.kafka_connections
+        "{file}: {} packets, {} TCP connections ({} Kafka",
+        st.packets, st.connections, st.kafka_connections
     )?;
+    if st.not_kafka_connections > 0 {
+        write!(
+            w,
+            "; {} not recognised as Kafka, {} bytes: try --port",
+            st.not_kafka_connections, st.not_kafka_bytes
+        )?;
+    }
+    writeln!(w, ")")?;
     writeln!(
         w,
         "{} PDUs: {} requests ({} bytes), {} responses ({} bytes){}{}",

@@ -42,6 +42,10 @@ impl State {
         self.time = time;
     }
 
+    pub fn time_format(&self) -> TimeFormat {
+        self.time
+    }
+
     /// Notes the timestamp of something read, shown or not: the first one noted is time zero
     /// for relative times. Give it the capture's first packet (`CaptureSink::first_packet`)
     /// before anything else, so times follow tshark's `frame.time_relative`.
