@@ -220,7 +220,7 @@ fn spec_one(s: &mut J, rng: &mut Rng) {
             if let Some(J::Array(a)) = o.get_mut("fields") {
                 if let Some(f) = a.first().cloned() {
                     let n = 1 + rng.below(300) as usize;
-                    a.extend(std::iter::repeat_n(f, n));
+                    a.extend(std::iter::repeat(f).take(n));
                 }
             }
         }
@@ -475,10 +475,8 @@ pub fn pipes_case(i: u64, rng: &mut Rng, ctx: &Ctx) -> Case {
         }
         c.file("in.json", t);
     }
-    if cmd.contains(&"stats") || cmd.contains(&"decode") {
-        if rng.chance(3) {
-            c.env.push(("KINSPECT_THREADS", "1".into()));
-        }
+    if (cmd.contains(&"stats") || cmd.contains(&"decode")) && rng.chance(3) {
+        c.env.push(("KINSPECT_THREADS", "1".into()));
     }
     c.out = if (i / cmds.len() as u64) % 3 == 2 {
         Out::Full

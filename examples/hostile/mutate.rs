@@ -191,7 +191,7 @@ pub fn json_one(v: &mut J, rng: &mut Rng) {
             if let J::Array(a) = t {
                 if let Some(first) = a.first().filter(|f| count(f) < 50).cloned() {
                     let times = 1 + rng.below(2000) as usize;
-                    a.extend(std::iter::repeat_n(first, times));
+                    a.extend(std::iter::repeat(first).take(times));
                 }
             }
         }
@@ -245,6 +245,20 @@ pub fn json_one(v: &mut J, rng: &mut Rng) {
     }
 }
 
+const INSERTS: &[&[u8]] = &[
+    b"/*",
+    b"//",
+    b"\xff\xfe",
+    b"\x00",
+    b"{",
+    b"]",
+    b"\"",
+    b",,",
+    b"\xef\xbb\xbf",
+    b"\\u00",
+    b"1e99999",
+];
+
 /// Text-level damage to serialized JSON: cut, flipped, unbalanced, invalid UTF-8.
 pub fn json_text(s: &mut Vec<u8>, rng: &mut Rng) {
     match rng.below(6) {
@@ -254,29 +268,14 @@ pub fn json_text(s: &mut Vec<u8>, rng: &mut Rng) {
         }
         1 => {
             let at = rng.below(s.len() as u64 + 1) as usize;
-            let ins: &[u8] = *pick(
-                rng,
-                &[
-                    &b"/*"[..],
-                    b"//",
-                    b"\xff\xfe",
-                    b"\x00",
-                    b"{",
-                    b"]",
-                    b"\"",
-                    b",,",
-                    b"\xef\xbb\xbf",
-                    b"\\u00",
-                    b"1e99999",
-                ][..],
-            );
+            let ins = *pick(rng, INSERTS);
             s.splice(at..at, ins.iter().copied());
         }
         2 => {
             let depth = 1 + rng.below(200_000) as usize;
             let at = rng.below(s.len() as u64 + 1) as usize;
             let open = if rng.chance(2) { b'[' } else { b'{' };
-            s.splice(at..at, std::iter::repeat_n(open, depth));
+            s.splice(at..at, std::iter::repeat(open).take(depth));
         }
         _ => one(s, rng, None),
     }

@@ -177,8 +177,10 @@ pub fn compress(codec: u8, unit: &[u8], total: usize, xerial: bool) -> Vec<u8> {
 type Key = (u8, u8, usize, bool);
 
 /// Compressed bombs are costly to make and the same few come up again and again: made once.
+type Cell = Arc<OnceLock<Arc<Vec<u8>>>>;
+
 fn cached(codec: u8, pattern: u8, total: usize, xerial: bool) -> Arc<Vec<u8>> {
-    static CACHE: OnceLock<Mutex<HashMap<Key, Arc<OnceLock<Arc<Vec<u8>>>>>>> = OnceLock::new();
+    static CACHE: OnceLock<Mutex<HashMap<Key, Cell>>> = OnceLock::new();
     let cell = CACHE
         .get_or_init(Default::default)
         .lock()
@@ -269,7 +271,7 @@ pub fn bombs_case(i: u64, rng: &mut Rng) -> Case {
     } else {
         batch(0, i16::from(codec), count, &c_bytes)
     };
-    let copies = *pick(rng, &[1usize, 1, 2, 5, 20]);
+    let copies = *pick(rng, &[1usize, 1, 1, 2, 5, 20]);
     let mut recs = Vec::new();
     for k in 0..copies {
         let mut b = one.clone();
@@ -280,7 +282,7 @@ pub fn bombs_case(i: u64, rng: &mut Rng) -> Case {
     let mut c = Case::new(String::new());
     let mut args: Vec<String> = vec!["decode".into()];
     decode_output(&mut c, &mut args, rng);
-    let frames = *pick(rng, &[1, 2, 2, 4]);
+    let frames = *pick(rng, &[1, 1, 2, 4]);
     match rng.below(3) {
         0 => {
             c.file("00000000000000000000.log", recs);
@@ -389,7 +391,13 @@ fn metadata_value(rng: &mut Rng) -> Vec<u8> {
 
 pub fn logs_case(i: u64, rng: &mut Rng) -> Case {
     let mut c = Case::new(String::new());
-    let (name, mut data, what): (String, Vec<u8>, String) = match i % 10 {
+    // The two slow-on-purpose resync shapes come up on a fixed schedule (1 in 100 cases).
+    let kind = match i % 200 {
+        0 => 0,
+        100 => 1,
+        _ => 2 + i % 8,
+    };
+    let (name, mut data, what): (String, Vec<u8>, String) = match kind {
         0 => {
             // The quadratic-resync shape: a batch header with length 0 and magic 2, then 0x01s.
             let size = *pick(rng, &[256 << 10, 512 << 10, 1 << 20, 1_900_000, 2_000_000]);
@@ -411,10 +419,9 @@ pub fn logs_case(i: u64, rng: &mut Rng) -> Case {
                 d.extend_from_slice(&0i64.to_be_bytes());
                 d.extend_from_slice(&0x7fff_0000i32.to_be_bytes());
                 d.extend_from_slice(&[0, 0, 0, 0, 2]);
-                d.extend(std::iter::repeat_n(
-                    *pick(rng, &[0u8, 1, 2, 0xff]),
-                    rng.below(40) as usize,
-                ));
+                let fill = *pick(rng, &[0u8, 1, 2, 0xff]);
+                let n = rng.below(40) as usize;
+                d.extend(std::iter::repeat(fill).take(n));
             }
             (
                 "00000000000000000000.log".into(),
@@ -462,10 +469,10 @@ pub fn logs_case(i: u64, rng: &mut Rng) -> Case {
         }
     };
     let mut what = what;
-    if i % 10 >= 2 && !rng.chance(5) {
+    if kind >= 2 && !rng.chance(5) {
         mutate::bytes(&mut data, rng, 6);
         what += ", mutated";
-    } else if i % 10 < 2 && rng.chance(3) {
+    } else if kind < 2 && rng.chance(3) {
         // The same shapes under another name: read as raw frames or forced as a log.
         mutate::bytes(&mut data, rng, 2);
         what += ", slightly mutated";

@@ -76,20 +76,30 @@ pub struct Limits {
     pub as_bytes: u64,
     /// Peak RSS over this is a failure.
     pub rss_kib: u64,
-    /// A run over this on an input under 2 MiB is a failure (larger inputs get proportionally more).
-    pub secs: f64,
+    /// Wall-clock limit (`timeout`) for an input under 2 MiB; larger inputs get more.
+    pub secs: u64,
+    /// CPU-time limit (`prlimit --cpu`, SIGXCPU) for an input under 2 MiB, all threads
+    /// together: unlike wall time, it does not move with the load of a shared machine.
+    pub cpu: u64,
 }
 
 impl Limits {
-    /// The time allowed for an input of `bytes`: `secs` per started 2 MiB, at most six times.
-    pub fn secs_for(&self, bytes: u64) -> f64 {
-        let blocks = bytes.div_ceil(2 << 20).clamp(1, 6);
-        self.secs * blocks as f64
+    /// Started 2 MiB blocks of input, at most six: the factor on both time limits.
+    fn blocks(bytes: u64) -> u64 {
+        bytes.div_ceil(2 << 20).clamp(1, 6)
+    }
+    pub fn secs_for(&self, bytes: u64) -> u64 {
+        self.secs * Self::blocks(bytes)
+    }
+    pub fn cpu_for(&self, bytes: u64) -> u64 {
+        self.cpu * Self::blocks(bytes)
     }
 }
 
 pub struct Outcome {
     pub secs: f64,
+    /// User + system CPU seconds.
+    pub cpu: f64,
     pub rss_kib: u64,
     /// Exit code, or 128 + signal.
     pub code: i32,
@@ -104,8 +114,10 @@ pub fn command_line(bin: &Path, case: &Case, lim: &Limits) -> String {
         s += &format!("{k}={} ", shell(v));
     }
     s += &format!(
-        "prlimit --as={} -- /usr/bin/time -f '%e s %M KiB' timeout -k 2 {} {}",
+        "prlimit --as={} --cpu={}:{} -- /usr/bin/time -f '%e s %U user %S sys %M KiB' timeout -k 2 {} {}",
         lim.as_bytes,
+        lim.cpu_for(case.input_bytes()),
+        lim.cpu_for(case.input_bytes()) + 1,
         lim.secs_for(case.input_bytes()),
         shell(&bin.display().to_string())
     );
@@ -155,11 +167,13 @@ fn closed_pipe() -> Stdio {
 /// `rusage` is where GNU time writes its figures (outside the case folder).
 pub fn run(bin: &Path, dir: &Path, rusage: &Path, case: &Case, lim: &Limits) -> Outcome {
     let allowed = lim.secs_for(case.input_bytes());
+    let cpu_allowed = lim.cpu_for(case.input_bytes());
     let _ = std::fs::remove_file(rusage);
     let mut cmd = Command::new("prlimit");
     cmd.arg(format!("--as={}", lim.as_bytes))
+        .arg(format!("--cpu={cpu_allowed}:{}", cpu_allowed + 1))
         .arg("--")
-        .args(["/usr/bin/time", "-f", "%e %M", "-o"])
+        .args(["/usr/bin/time", "-f", "%e %U %S %M", "-o"])
         .arg(rusage)
         .args(["timeout", "-k", "2"])
         .arg(format!("{allowed}"))
@@ -192,6 +206,7 @@ pub fn run(bin: &Path, dir: &Path, rusage: &Path, case: &Case, lim: &Limits) -> 
         Err(e) => {
             return Outcome {
                 secs: 0.0,
+                cpu: 0.0,
                 rss_kib: 0,
                 code: -1,
                 failure: Some(format!("cannot start prlimit: {e}")),
@@ -279,29 +294,43 @@ pub fn run(bin: &Path, dir: &Path, rusage: &Path, case: &Case, lim: &Limits) -> 
         .unwrap_or_default();
     // The last line of time's file ("Command terminated by signal N" may come first).
     let timed = std::fs::read_to_string(rusage).ok().and_then(|t| {
-        let last = t.lines().last()?.to_string();
-        let (_, kib) = last.split_once(' ')?;
-        kib.trim().parse::<u64>().ok()
+        let f: Vec<f64> = t
+            .lines()
+            .last()?
+            .split(' ')
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        (f.len() == 4).then(|| (f[1] + f[2], f[3] as u64))
     });
-    let rss_kib = timed.unwrap_or(ru.ru_maxrss as u64);
+    let (cpu, rss_kib) = timed.unwrap_or((
+        ru.ru_utime.tv_sec as f64 + ru.ru_stime.tv_sec as f64,
+        ru.ru_maxrss as u64,
+    ));
     let mut why = Vec::new();
     if let Some(p) = panic {
         why.push(format!("panic: {p}"));
     }
     match code {
         0..=2 => {}
-        124 => why.push(format!("timeout: killed after {allowed} s")),
-        137 => why.push("killed by SIGKILL (timeout -k, or the OOM killer)".to_string()),
+        124 => why.push(format!("timeout: killed after {allowed} s wall")),
+        137 => why.push(
+            "killed by SIGKILL (the CPU hard limit, timeout -k, or the OOM killer)".to_string(),
+        ),
+        152 => why.push(format!(
+            "CPU limit: killed by SIGXCPU after {cpu_allowed} CPU-s"
+        )),
         c if c > 128 => why.push(format!("exit {c} (signal {})", c - 128)),
         c => why.push(format!("exit {c}")),
     }
-    if secs > allowed && code != 124 {
+    let killed = matches!(code, 124 | 137 | 152);
+    if secs > allowed as f64 && !killed {
         why.push(format!("slow: {secs:.2} s > {allowed} s"));
     }
     if rss_kib > lim.rss_kib {
         why.push(format!("peak RSS {rss_kib} KiB > {} KiB", lim.rss_kib));
     }
-    if let Some(Err(e)) = json {
+    // Output cut by a kill is no finding of its own.
+    if let Some(Err(e)) = json.filter(|_| !killed) {
         why.push(format!("invalid JSON on stdout: {e}"));
     }
     if why.is_empty() && stderr_head.contains("memory allocation of") {
@@ -309,6 +338,7 @@ pub fn run(bin: &Path, dir: &Path, rusage: &Path, case: &Case, lim: &Limits) -> 
     }
     Outcome {
         secs,
+        cpu,
         rss_kib,
         code,
         failure: (!why.is_empty()).then(|| why.join("; ")),
