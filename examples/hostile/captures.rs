@@ -176,6 +176,9 @@ pub fn captures_case(i: u64, rng: &mut Rng, caps: &[(String, Vec<u8>)]) -> Case 
                 if recs.len() > 2 {
                     let a = &recs[rng.below(recs.len() as u64) as usize];
                     let b = &recs[rng.below(recs.len() as u64) as usize];
+                    if a.hdr == b.hdr {
+                        continue;
+                    }
                     let (ra, rb) = (
                         p[a.hdr..a.data + a.caplen].to_vec(),
                         p[b.hdr..b.data + b.caplen].to_vec(),

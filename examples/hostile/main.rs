@@ -204,6 +204,7 @@ struct Stats {
     failures: u64,
     max_secs: f64,
     max_cpu: f64,
+    gen_errors: u64,
     slowest: u64,
     max_rss: u64,
     biggest: u64,
@@ -334,7 +335,17 @@ fn main() {
                     };
                     let (name, gen, _) = CATEGORIES[c];
                     let mut rng = case_rng(o.seed, c, i);
-                    let case = gen(i, &mut rng, ctx);
+                    let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        gen(i, &mut rng, ctx)
+                    }));
+                    let Ok(case) = made else {
+                        // A bug of the harness, not of kinspect: counted and shown apart.
+                        eprintln!(
+                            "hostile: the generator panicked on {name}:{i} (harness bug); skipped"
+                        );
+                        stats.lock().expect("stats")[c].gen_errors += 1;
+                        continue;
+                    };
                     write_case(&dir, &case);
                     let out = run::run(
                         &o.bin,
@@ -434,6 +445,10 @@ fn main() {
         total.max_rss = total.max_rss.max(s.max_rss);
     }
     row("total", &total, String::new());
+    let gen_errors: u64 = st.iter().map(|s| s.gen_errors).sum();
+    if gen_errors > 0 {
+        println!("harness: {gen_errors} cases skipped because the generator panicked (see stderr)");
+    }
     println!(
         "(slowest/rss: the indices of the slowest and the largest-RSS case, for --case CAT:INDEX)"
     );
