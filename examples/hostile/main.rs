@@ -48,7 +48,7 @@ const CATEGORIES: &[(&str, Gen, u64)] = &[
     ("synthetic", |i, r, _| captures::synthetic_case(i, r), 1000),
     ("frames", |i, r, _| frames::frames_case(i, r), 1000),
     ("hex", |i, r, _| frames::hex_case(i, r), 1000),
-    ("bombs", |i, r, _| records::bombs_case(i, r), 60),
+    ("bombs", |i, r, _| records::bombs_case(i, r), 25),
     ("logs", |i, r, _| records::logs_case(i, r), 1000),
     ("specs", |i, r, c| json::specs_case(i, r, c), 1000),
     ("encode", |i, r, c| json::encode_case(i, r, c), 1000),
