@@ -255,6 +255,12 @@ fn dump(b: &[u8], style: u64, rng: &mut Rng) -> String {
 /// is mostly zeros).
 fn hexdump_c(b: &[u8], end: Option<u64>) -> String {
     let mut s = String::new();
+    // Before a repeat line, whole lines only (as in a dump of a file that goes on).
+    let mut padded = b.to_vec();
+    if end.is_some() {
+        padded.resize(b.len().div_ceil(16) * 16, 0);
+    }
+    let b = &padded[..];
     let line = |s: &mut String, off: usize, l: &[u8]| {
         *s += &format!("{off:08x}  ");
         for (i, x) in l.iter().enumerate() {

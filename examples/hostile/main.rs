@@ -91,7 +91,7 @@ fn parse() -> Opts {
         root,
         lim: Limits {
             as_bytes: 1 << 30,
-            rss_kib: 512 << 10,
+            rss_kib: 256 << 10,
             // A guard against hangs: on a loaded shared machine wall time says little, so the
             // time criterion proper is CPU time, which does not move with the load.
             secs: 20,
