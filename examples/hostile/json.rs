@@ -276,7 +276,8 @@ fn spec_one(s: &mut J, rng: &mut Rng) {
 }
 
 fn to_text(v: &J, rng: &mut Rng) -> Vec<u8> {
-    let mut t = if rng.chance(2) {
+    // Pretty-printing indents each line by its depth: quadratic for deep nesting.
+    let mut t = if rng.chance(2) && mutate::size_depth(v).1 < 64 {
         serde_json::to_vec_pretty(v)
     } else {
         serde_json::to_vec(v)

@@ -346,6 +346,14 @@ fn main() {
                         stats.lock().expect("stats")[c].gen_errors += 1;
                         continue;
                     };
+                    if case.input_bytes() > 64 << 20 {
+                        eprintln!(
+                            "hostile: {name}:{i} made {} bytes of input (harness bug); skipped",
+                            case.input_bytes()
+                        );
+                        stats.lock().expect("stats")[c].gen_errors += 1;
+                        continue;
+                    }
                     write_case(&dir, &case);
                     let out = run::run(
                         &o.bin,

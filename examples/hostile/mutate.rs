@@ -152,8 +152,36 @@ fn nth<'a>(v: &'a mut J, n: &mut usize) -> Option<&'a mut J> {
     }
 }
 
-/// One structural mutation somewhere in `v`.
+/// Roughly the serialized size of `v`, and its nesting depth.
+pub fn size_depth(v: &J) -> (usize, usize) {
+    match v {
+        J::Array(a) => a
+            .iter()
+            .map(size_depth)
+            .fold((2, 1), |(s, d), (cs, cd)| (s + cs + 1, d.max(cd + 1))),
+        J::Object(o) => o
+            .iter()
+            .map(|(k, c)| (k.len() + 4, size_depth(c)))
+            .fold((2, 1), |(s, d), (k, (cs, cd))| (s + k + cs, d.max(cd + 1))),
+        J::String(x) => (x.len() + 2, 0),
+        _ => (8, 0),
+    }
+}
+
+/// Inputs stay under this (a mutation that would pass it is undone): repeating a long string
+/// thousands of times in twenty documents once took the harness to 23 GB.
+const MAX_JSON: usize = 2 << 20;
+
+/// One structural mutation somewhere in `v`, undone when it makes `v` too large.
 pub fn json_one(v: &mut J, rng: &mut Rng) {
+    let before = v.clone();
+    json_one_unbounded(v, rng);
+    if size_depth(v).0 > MAX_JSON {
+        *v = before;
+    }
+}
+
+fn json_one_unbounded(v: &mut J, rng: &mut Rng) {
     let total = count(v);
     let mut n = rng.below(total as u64) as usize;
     let Some(t) = nth(v, &mut n) else { return };
