@@ -229,7 +229,7 @@ fn keep(o: &Opts, cat: &str, i: u64, case: &Case, out: Option<&Outcome>) -> Opti
     write_case(&k, case);
     let cmd = run::command_line(&o.bin, case, &o.lim);
     let script = format!(
-        "#!/bin/sh\n# {cat}:{i} (seed {:#x}): {}\n# regenerate: cargo run --release --example hostile -- --seed {:#x} --case {cat}:{i} --keep DIR\ncd \"$(dirname \"$0\")\" || exit 2\n{cmd}\necho \"exit $?\"\n",
+        "#!/usr/bin/env bash\n# {cat}:{i} (seed {:#x}): {}\n# regenerate: cargo run --release --example hostile -- --seed {:#x} --case {cat}:{i} --keep DIR\n# pipefail: with `| true` the status shown is kinspect's, not true's.\nset -o pipefail\ncd \"$(dirname \"$0\")\" || exit 2\n{cmd}\necho \"exit $?\"\n",
         o.seed, case.what, o.seed
     );
     std::fs::write(k.join("cmd.sh"), script).expect("cmd.sh");
@@ -387,7 +387,7 @@ fn main() {
                             case.what,
                             case.input_bytes(),
                             match &kept {
-                                Some(k) => format!("sh {}/cmd.sh", k.display()),
+                                Some(k) => format!("bash {}/cmd.sh", k.display()),
                                 None => format!(
                                     "(cd CASE && {})  # --keep DIR writes CASE",
                                     run::command_line(&o.bin, &case, &o.lim)
