@@ -114,7 +114,7 @@ pub fn command_line(bin: &Path, case: &Case, lim: &Limits) -> String {
         s += &format!("{k}={} ", shell(v));
     }
     s += &format!(
-        "prlimit --as={} --cpu={}:{} -- /usr/bin/time -f '%e s %U user %S sys %M KiB' timeout -k 2 {} {}",
+        "prlimit --as={} --cpu={}:{} -- /usr/bin/time -o rusage.txt -f '%e s %U user %S sys %M KiB' timeout -k 2 {} {}",
         lim.as_bytes,
         lim.cpu_for(case.input_bytes()),
         lim.cpu_for(case.input_bytes()) + 1,
