@@ -16,7 +16,7 @@
 #   scripts/hostile-campaign.sh --case logs:100 --keep /tmp/h   # one case, regenerated
 #
 # Other options go to the harness: --seconds S, --jobs J (default 2), --rss-mib M (256),
-# --as-mib M (1024), --time-limit S (20, wall), --cpu-limit S (5), --bin PATH. Both time
+# --as-mib M (1024), --time-limit S (20, wall), --cpu-limit S (8; the issue allows 10 s), --bin PATH. Both time
 # limits apply per started 2 MiB of input (at most six times).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -8,7 +8,7 @@ use crate::run::{Case, Out};
 use kinspect::fuzzing::roundtrip::combos;
 use kinspect::pdu::Direction;
 use kinspect::protocol::{builtin, headers};
-use kinspect::wire::encode::encode_pdu;
+use kinspect::records::encode_pdu;
 use kinspect::wire::plan::shared;
 use kinspect::wire::sample::{minimal, varied, Rng};
 use serde_json::json;

@@ -95,7 +95,7 @@ fn parse() -> Opts {
             // A guard against hangs: on a loaded shared machine wall time says little, so the
             // time criterion proper is CPU time, which does not move with the load.
             secs: 20,
-            cpu: 5,
+            cpu: 8,
         },
     };
     let mut args = std::env::args().skip(1);

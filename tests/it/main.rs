@@ -24,6 +24,7 @@ mod decode_hostile;
 mod decode_threads;
 mod decode_walker;
 mod differential;
+mod first_run;
 mod fuzz_corpus_cli;
 mod fuzz_regressions;
 mod fuzz_replay;
