@@ -336,7 +336,7 @@ pub fn hex_case(_i: u64, rng: &mut Rng) -> Case {
     }
     if rng.chance(10) {
         // A very long line.
-        text.extend(std::iter::repeat(b'0').take(1 + rng.below(1 << 20) as usize));
+        text.extend(std::iter::repeat_n(b'0', 1 + rng.below(1 << 20) as usize));
         what += " long line";
     }
     let mut c = Case::new(what);

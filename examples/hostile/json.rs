@@ -220,7 +220,7 @@ fn spec_one(s: &mut J, rng: &mut Rng) {
             if let Some(J::Array(a)) = o.get_mut("fields") {
                 if let Some(f) = a.first().cloned() {
                     let n = 1 + rng.below(300) as usize;
-                    a.extend(std::iter::repeat(f).take(n));
+                    a.extend(std::iter::repeat_n(f, n));
                 }
             }
         }

@@ -254,7 +254,7 @@ fn main() {
         .filter(|&c| {
             o.only
                 .as_ref()
-                .map_or(true, |only| only.iter().any(|n| n == CATEGORIES[c].0))
+                .is_none_or(|only| only.iter().any(|n| n == CATEGORIES[c].0))
         })
         .collect();
     if let Some(only) = &o.only {

@@ -219,7 +219,7 @@ fn json_one_unbounded(v: &mut J, rng: &mut Rng) {
             if let J::Array(a) = t {
                 if let Some(first) = a.first().filter(|f| count(f) < 50).cloned() {
                     let times = 1 + rng.below(2000) as usize;
-                    a.extend(std::iter::repeat(first).take(times));
+                    a.extend(std::iter::repeat_n(first, times));
                 }
             }
         }
@@ -303,7 +303,7 @@ pub fn json_text(s: &mut Vec<u8>, rng: &mut Rng) {
             let depth = 1 + rng.below(200_000) as usize;
             let at = rng.below(s.len() as u64 + 1) as usize;
             let open = if rng.chance(2) { b'[' } else { b'{' };
-            s.splice(at..at, std::iter::repeat(open).take(depth));
+            s.splice(at..at, std::iter::repeat_n(open, depth));
         }
         _ => one(s, rng, None),
     }

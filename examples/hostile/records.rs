@@ -162,7 +162,7 @@ pub fn compress(codec: u8, unit: &[u8], total: usize, xerial: bool) -> Vec<u8> {
             // Identical blocks compress identically: compress each distinct one once.
             let mut last: Option<(&[u8], Vec<u8>)> = None;
             for block in buf.chunks(32 * 1024) {
-                if last.as_ref().map_or(true, |(b, _)| *b != block) {
+                if last.as_ref().is_none_or(|(b, _)| *b != block) {
                     last = Some((block, enc.compress_vec(block).expect("snappy")));
                 }
                 let c = &last.as_ref().expect("set").1;
@@ -440,7 +440,7 @@ pub fn logs_case(i: u64, rng: &mut Rng) -> Case {
                 d.extend_from_slice(&[0, 0, 0, 0, 2]);
                 let fill = *pick(rng, &[0u8, 1, 2, 0xff]);
                 let n = rng.below(40) as usize;
-                d.extend(std::iter::repeat(fill).take(n));
+                d.extend(std::iter::repeat_n(fill, n));
             }
             (
                 "00000000000000000000.log".into(),
