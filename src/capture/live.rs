@@ -3,7 +3,7 @@
 //! decoding its pcap would.
 
 use super::pcap::Packet;
-use super::{CaptureError, CaptureOptions, CaptureSummary, Event};
+use super::{CaptureError, CaptureOptions, CaptureSink, CaptureSummary};
 
 /// What to capture.
 #[derive(Clone, Debug, Default)]

@@ -81,7 +81,12 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             ..CaptureOptions::default()
         };
         let mut tap = PcapTap::new(&mut *file as &mut dyn Write);
-        return match capture_live(&live, &opts, Some(&mut tap), &mut |_| {}) {
+        return match capture_live(
+            &live,
+            &opts,
+            Some(&mut tap),
+            &mut |_: kinspect::capture::Event<'_>| {},
+        ) {
             Ok(s) => {
                 errln!("kinspect: {} packets written", s.packets);
                 EXIT_OK

@@ -266,7 +266,7 @@ impl<R: Read> Read for Counting<R> {
 /// The capture reader's events into the driver; the first packet's time starts the sink's
 /// clock (summary times are relative to the capture's first packet, as tshark's are, not to
 /// its first Kafka frame).
-struct Feed<'d, 'o, R: Route>(&'d mut Driver<'o, R>);
+pub(super) struct Feed<'d, 'o, R: Route>(pub(super) &'d mut Driver<'o, R>);
 
 impl<R: Route> CaptureSink for Feed<'_, '_, R> {
     fn event(&mut self, ev: Event<'_>) {

@@ -169,13 +169,18 @@ pub fn run<'a, S: Sink + ?Sized>(
     opts: &Options,
     sink: &mut S,
 ) -> Outcome {
+    direct(opts, sink).all(inputs)
+}
+
+/// A driver that hands everything to `sink` on this thread.
+fn direct<'o, S: Sink + ?Sized>(opts: &'o Options, sink: &'o mut S) -> Driver<'o, Direct<'o, S>> {
     let filters = Arc::new(opts.filters.clone());
     let route = Direct {
         sink,
         filters: Arc::clone(&filters),
         errors: false,
     };
-    Driver::new(opts, route, filters).all(inputs)
+    Driver::new(opts, route, filters)
 }
 
 /// [`run`], sharing the decoding with a second thread when `opts.threads` > 1 and the sink
@@ -203,13 +208,7 @@ pub fn run_live<S: Sink + ?Sized>(
     opts: &Options,
     sink: &mut S,
 ) -> Outcome {
-    let filters = Arc::new(opts.filters.clone());
-    let route = Direct {
-        sink,
-        filters: Arc::clone(&filters),
-        errors: false,
-    };
-    let mut d = Driver::new(opts, route, filters);
+    let mut d = direct(opts, sink);
     let name = live.interface.clone();
     let info = InputInfo {
         name: &name,
@@ -219,7 +218,7 @@ pub fn run_live<S: Sink + ?Sized>(
     d.wrote(begun);
     let mut copts = opts.capture.clone();
     copts.protocol = Some(opts.protocol);
-    let r = crate::capture::live::capture_live(live, &copts, None, &mut |ev| d.event(ev));
+    let r = crate::capture::live::capture_live(live, &copts, None, &mut inputs::Feed(&mut d));
     let (summary, failed) = match r {
         Ok(s) => (Some(s), None),
         Err(e) => (None, Some(e.to_string())),
