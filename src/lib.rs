@@ -26,6 +26,7 @@
 //! | 9 | `fuzzing`, `probe` | drivers: fuzz target bodies, live-broker prober and fuzzer |
 
 pub mod capture;
+pub mod check;
 pub mod choice;
 pub mod diag;
 #[cfg(feature = "fuzzing")]
