@@ -304,3 +304,33 @@ impl Checker {
         self.votes.timeline()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_are_listed_once_in_order_with_unique_codes() {
+        for (i, r) in RULES.iter().enumerate() {
+            assert_eq!(r.id as usize, i, "{}", r.code);
+            assert_eq!(rule_by_code(r.code).map(|x| x.id), Some(r.id));
+            assert!(!r.statement.is_empty() && !r.source.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_full_table_refuses_new_keys_and_says_so_once() {
+        let mut t: Table<u32, u32> = Table::new(2, "things", "MAX_THINGS");
+        *t.entry(1).unwrap() = 10;
+        *t.entry(2).unwrap() = 20;
+        assert!(t.capped(5).is_none(), "not full yet");
+        assert!(t.entry(3).is_none(), "the third key is refused");
+        assert_eq!(t.entry(1).copied(), Some(10), "known keys still work");
+        let f = t.capped(7).expect("the cap is reported");
+        assert_eq!(f.rule.code, "check-state-capped");
+        assert_eq!(f.frames, [7]);
+        assert!(f.message.contains("limits::MAX_THINGS"), "{}", f.message);
+        assert!(t.entry(4).is_none());
+        assert!(t.capped(8).is_none(), "once");
+    }
+}

@@ -26,6 +26,8 @@ pub(super) type ClientKey = u64;
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Inflight {
     pub corr: i32,
+    /// The request's version (an ApiVersions answer to an unknown version decodes as v0).
+    pub version: i16,
     pub frame: u64,
     pub pending: votes::Pending,
 }
@@ -177,6 +179,7 @@ impl Sessions {
         }
         st.inflight.push_back(Inflight {
             corr,
+            version: pdu.api_version.unwrap_or(-1),
             frame,
             pending,
         });
@@ -216,7 +219,7 @@ impl Sessions {
         if let Some(corr) = pdu.correlation_id {
             if let Some(i) = st.inflight.iter().position(|r| r.corr == corr) {
                 // Answers come in order: requests before it that got none never will.
-                req = st.inflight.drain(..=i).last();
+                req = st.inflight.drain(..=i).next_back();
             }
         }
         let client = st.client;
@@ -225,6 +228,7 @@ impl Sessions {
             return (req, client);
         };
         let error = int(&pdu.tree, b, "ErrorCode");
+        let version = req.map_or(version, |r| r.version);
         if error == Some(UNSUPPORTED_VERSION)
             && st.unsupported.len() < MAX_CHECK_UNSUPPORTED_PER_CONN
             && !st

@@ -511,7 +511,7 @@ impl Votes {
         }
         let was = self.replicas.get(&r).map(|x| (x.state, x.epoch));
         self.transition(r, State::Follower(leader), e, pdu, out);
-        if was.is_none_or(|(s, we)| we != e || !matches!(s, State::Follower(_))) {
+        if !was.is_some_and(|(s, we)| we == e && matches!(s, State::Follower(_))) {
             self.timeline.push(
                 pdu,
                 e,
@@ -568,10 +568,19 @@ impl Votes {
                         if granted { "granted" } else { "rejected" }
                     ),
                 );
+                let Some(their) = their else { return };
+                // The requester learns a higher epoch from the answer (KafkaRaftClient
+                // handleVoteResponse: maybeTransition), so a later pre-vote may carry it.
+                if self
+                    .replicas
+                    .get(&replica)
+                    .is_some_and(|r| r.state != State::Unknown && their > r.epoch)
+                {
+                    self.transition(replica, State::Unattached, their, pdu, out);
+                }
                 if top_error != 0 || voter < 0 {
                     return;
                 }
-                let Some(their) = their else { return };
                 // The voter's state before granting: a request of a higher epoch first moves
                 // it to Unattached at that epoch, pre-vote or not (KafkaRaftClient.java:890-892).
                 let before = self
@@ -649,6 +658,10 @@ impl Votes {
                 };
                 if top_error == 0 && int(t, p, "ErrorCode") == Some(0) {
                     self.transition(voter, State::Follower(leader), epoch, pdu, out);
+                    if voter >= 0 {
+                        self.timeline
+                            .push(pdu, epoch, format!("{voter} follows {leader}"));
+                    }
                 }
             }
             Pending::Fetch { replica, epoch } => {
