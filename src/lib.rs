@@ -51,6 +51,7 @@
 //! | 9 | `fuzzing`, `probe` | drivers: fuzz target bodies, live-broker prober and fuzzer |
 
 pub mod capture;
+pub mod check;
 pub mod choice;
 pub mod diag;
 pub mod engine;

@@ -66,3 +66,29 @@ pub const MAX_OUTSTANDING_PER_CONN: usize = 4096;
 
 /// Largest spec file the schema loader reads.
 pub const MAX_SPEC_FILE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Most connections whose conversation the checker (`check`) follows at once; past it new
+/// connections are not checked (reported once, `check-state-capped`).
+pub const MAX_CHECK_CONNECTIONS: usize = 16_384;
+
+/// Most unanswered requests the checker remembers per connection (for correlation-id reuse and
+/// to pair KRaft requests with their answers); past it the oldest is forgotten.
+pub const MAX_CHECK_INFLIGHT_PER_CONN: usize = 512;
+
+/// Most UNSUPPORTED_VERSION answers remembered per connection.
+pub const MAX_CHECK_UNSUPPORTED_PER_CONN: usize = 16;
+
+/// Most brokers whose advertised API versions the checker remembers.
+pub const MAX_CHECK_BROKERS: usize = 4096;
+
+/// Most (client, topic, partition) leader-epoch states the checker keeps.
+pub const MAX_CHECK_PARTITIONS: usize = 262_144;
+
+/// Most quorum replicas (controllers and observers) whose election state is inferred.
+pub const MAX_CHECK_REPLICAS: usize = 1024;
+
+/// Most (candidate, epoch) vote tallies kept.
+pub const MAX_CHECK_ELECTIONS: usize = 16_384;
+
+/// Most events the quorum timeline keeps; later ones are counted.
+pub const MAX_CHECK_TIMELINE_EVENTS: usize = 10_000;

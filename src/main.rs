@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         Command::Bundle(a) => cli::bundle::run(a, g),
         Command::Stats(a) => cli::stats::run(a, g),
         Command::Corpus(a) => cli::corpus::run(a, g),
+        Command::Check(a) => cli::check::run(a, g),
         Command::Probe(a) => cli::probe::run(a, g),
         Command::Capture(a) => cli::capture::run(a, g),
     };

@@ -4,6 +4,7 @@
 pub mod apis;
 pub mod bundle;
 pub mod capture;
+pub mod check;
 pub mod corpus;
 pub mod decode;
 pub mod encode;
@@ -95,6 +96,8 @@ pub enum Command {
     Stats(stats::Args),
     /// Cut fuzz seeds (frames, record batches, streams, captures) from captures.
     Corpus(corpus::Args),
+    /// Check conversation rules across a capture: sessions, leader epochs, KRaft votes.
+    Check(check::Args),
     /// Probe a live broker (loopback only): every advertised API and version, findings per answer.
     Probe(probe::Args),
     /// Capture live from a network interface and decode as it arrives (cargo feature `live`).

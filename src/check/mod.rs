@@ -1,0 +1,336 @@
+//! Conversation rules across decoded PDUs: what no single frame can show — a response nobody
+//! asked for, a client using a leader epoch older than the one it was told, a voter granting two
+//! votes in one epoch.
+//!
+//! A [`Checker`] is fed the PDUs and capture notes of one input in capture order and hands back
+//! [`Finding`]s as it goes (streaming: it never holds the capture). Its state is per connection,
+//! client and partition, and quorum replica, every table capped by a `MAX_CHECK_*` constant of
+//! [`crate::limits`]; when a cap refuses new state, that is itself reported once
+//! ([`RuleId::StateCapped`]), so a silent rule is never mistaken for a passed one.
+//!
+//! Every rule is listed once, in [`RULES`]: stable code, severity, one-line statement, and its
+//! source (the KIP and the Apache Kafka class that enforces it). Families, one file each:
+//! `sessions` (request/response pairing, advertised versions), `epochs` (KIP-320 leader epochs),
+//! `votes` (KRaft elections, KIP-595/KIP-853/KIP-996; also the quorum timeline).
+
+mod epochs;
+pub mod fields;
+mod sessions;
+mod votes;
+
+pub use votes::{Timeline, TimelineEvent};
+
+use crate::diag::{Diagnostic, Severity};
+use crate::pdu::{Conn, Direction, Origin, Pdu};
+use std::collections::HashMap;
+use std::hash::Hash;
+
+/// One conversation rule.
+#[derive(Debug)]
+pub struct Rule {
+    pub id: RuleId,
+    /// Stable code, as printed and in JSON (`"rule"`).
+    pub code: &'static str,
+    pub severity: Severity,
+    /// `sessions`, `epochs`, `votes`, `check`.
+    pub family: &'static str,
+    /// What must hold, in one line.
+    pub statement: &'static str,
+    pub kip: &'static str,
+    /// The Apache Kafka class or file that enforces it (4.3.1 unless marked).
+    pub source: &'static str,
+}
+
+macro_rules! rules {
+    ($( $id:ident = $code:literal, $sev:ident, $family:literal, $kip:literal, $source:literal, $stmt:literal; )*) => {
+        /// Names a rule of [`RULES`] (its index there).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum RuleId { $($id),* }
+        /// Every rule, once.
+        pub static RULES: &[Rule] = &[ $( Rule {
+            id: RuleId::$id, code: $code, severity: Severity::$sev, family: $family,
+            statement: $stmt, kip: $kip, source: $source,
+        } ),* ];
+    };
+}
+
+rules! {
+    StateCapped = "check-state-capped", Warning, "check", "-", "kinspect limits.rs (MAX_CHECK_*)",
+        "a state table of the checker was full: rules needing new state there are not checked from this frame on";
+    ResponseWithoutRequest = "response-without-request", Warning, "sessions", "KIP-511 (protocol guide: correlation id)", "NetworkClient.java (correlation id matching)",
+        "every response answers a request seen earlier on its connection (once the capture has seen a request there)";
+    CorrelationIdReused = "correlation-id-reused", Error, "sessions", "protocol guide: request header", "NetworkClient.java (InFlightRequests: correlation id mismatch)",
+        "a client never reuses a correlation id while a request with that id is still unanswered on the connection";
+    VersionNotAdvertised = "version-not-advertised", Warning, "sessions", "KIP-35", "ApiVersionsResponse; NetworkClient.handleApiVersionsResponse",
+        "a request's version lies in the range the broker advertised in its ApiVersions response";
+    ApiNotAdvertised = "api-not-advertised", Warning, "sessions", "KIP-35", "ApiVersionsResponse; NodeApiVersions.latestUsableVersion",
+        "a request's API is one the broker listed in its ApiVersions response";
+    RequestAfterUnsupported = "request-after-unsupported-version", Warning, "sessions", "KIP-35", "NodeApiVersions / NetworkClient (UnsupportedVersionException)",
+        "after UNSUPPORTED_VERSION for an API and version, the client does not send that API at that version again on the connection";
+    MetadataEpochRegressed = "metadata-epoch-regressed", Warning, "epochs", "KIP-320", "clients Metadata.java (updateLatestMetadata ignores an older leader epoch)",
+        "the LeaderEpoch a client is told for a partition (Metadata v7+, DescribeTopicPartitions) never goes backwards";
+    StaleEpochUsed = "stale-epoch-used", Warning, "epochs", "KIP-320", "Fetcher / OffsetsForLeaderEpochClient (currentLeaderEpoch from Metadata); Partition.checkCurrentLeaderEpoch",
+        "a client's CurrentLeaderEpoch (Fetch v9+, ListOffsets v4+, OffsetForLeaderEpoch v2+) is not older than the newest epoch it was told";
+    CommittedEpochAhead = "committed-epoch-ahead", Warning, "epochs", "KIP-320", "ConsumerCoordinator (commits the epoch of the consumed record)",
+        "OffsetCommit's CommittedLeaderEpoch (v6+) is not above the newest epoch the client was told for that partition";
+    EpochBadSentinel = "epoch-bad-sentinel", Error, "epochs", "KIP-320", "RecordBatch.NO_PARTITION_LEADER_EPOCH (-1); field defaults -1",
+        "an unknown leader epoch is -1: no leader-epoch field holds a value below -1 (INT32_MIN and the like)";
+    EpochZeroAsUnknown = "epoch-zero-as-unknown", Warning, "epochs", "KIP-320", "RecordBatch.NO_PARTITION_LEADER_EPOCH (-1)",
+        "a client that was told the epoch is unknown (-1) sends -1, not 0";
+    FencedEpochExplained = "fenced-epoch-explained", Info, "epochs", "KIP-320", "Partition.checkCurrentLeaderEpoch (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH)",
+        "FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH answers, with the epoch sent and the one the broker last advertised to the client";
+    FencedEpochResent = "fenced-epoch-resent", Warning, "epochs", "KIP-320", "Fetcher / AbstractFetch (requestMetadataUpdate on FENCED_LEADER_EPOCH)",
+        "after FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH a client refreshes metadata before sending that epoch again";
+    VoteIllegalEpoch = "vote-illegal-epoch", Error, "votes", "KIP-595, KIP-996", "KafkaRaftClient.java:861 (isIllegalEpoch)",
+        "a Vote's LastOffsetEpoch is below its ReplicaEpoch (a pre-vote: not above it)";
+    VoteDoubleGrant = "vote-double-grant", Error, "votes", "KIP-595", "QuorumState.java:428-470 (unattachedAddVotedState), :886-933 (canGrantVote)",
+        "a voter grants at most one standard vote per epoch";
+    VoteGrantedByLeader = "vote-granted-by-leader", Error, "votes", "KIP-595, KIP-996", "LeaderState.java:1118-1126 (canGrantVote: always false)",
+        "a leader rejects every vote and pre-vote in its epoch";
+    VoteGrantedByFollower = "vote-granted-by-follower", Error, "votes", "KIP-996", "FollowerState.java:228-243 (canGrantVote)",
+        "a follower grants only pre-votes, and only before it has fetched from the leader in that epoch";
+    VoteGrantedByCandidate = "vote-granted-by-candidate", Error, "votes", "KIP-595", "CandidateState.java:140-159, ResignedState.java:144-158",
+        "a candidate or resigned replica grants no standard vote in its epoch";
+    PreVoteEpochBumped = "prevote-epoch-bumped", Error, "votes", "KIP-996", "QuorumState.java:605-636 (transitionToProspective: same epoch)",
+        "a pre-vote carries the requester's current epoch: a Prospective does not bump its epoch";
+    LeaderWithoutMajority = "leader-without-majority", Error, "votes", "KIP-595", "QuorumState.java:680-727 (transitionToLeader: majority granted)",
+        "a replica that claims leadership of epoch E (BeginQuorumEpoch) was granted standard votes by a majority for E";
+    ReplicaEpochRegressed = "replica-epoch-regressed", Error, "votes", "KIP-595", "QuorumState.java:380-420, :529-598 (epoch >= current)",
+        "the epoch a replica states (Vote, BeginQuorumEpoch, EndQuorumEpoch, KRaft Fetch, their responses) never goes backwards";
+    VoterIdMissing = "voter-id-missing", Warning, "votes", "KIP-853", "VoteRequest.json / BeginQuorumEpochRequest.json (VoterId 1+, default -1); KafkaRaftClient (INVALID_VOTER_KEY)",
+        "Vote and BeginQuorumEpoch v1+ name the replica they are sent to (VoterId is not -1)";
+    ImpossibleTransition = "impossible-transition", Error, "votes", "KIP-996", "QuorumState.java:35-83 (transition table), guards :350-727",
+        "the replica states inferred from traffic change only as the KRaft transition table allows";
+}
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Rule) -> bool {
+        self.id == other.id
+    }
+}
+
+impl RuleId {
+    pub fn rule(self) -> &'static Rule {
+        &RULES[self as usize]
+    }
+}
+
+/// The rule with this code.
+pub fn rule_by_code(code: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.code == code)
+}
+
+/// One rule broken (or, for info rules, one event explained).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    pub rule: &'static Rule,
+    /// Capture frame numbers (or input indexes, for inputs without frames) involved, the one
+    /// that broke the rule last.
+    pub frames: Vec<u64>,
+    pub message: String,
+    pub expected: String,
+    pub seen: String,
+    /// The API of the PDU that broke it.
+    pub api: Option<&'static str>,
+    pub connection: Option<Conn>,
+}
+
+impl Finding {
+    fn new(id: RuleId, frames: Vec<u64>, message: String) -> Self {
+        Finding {
+            rule: id.rule(),
+            frames,
+            message,
+            expected: String::new(),
+            seen: String::new(),
+            api: None,
+            connection: None,
+        }
+    }
+
+    fn at(mut self, pdu: &Pdu) -> Self {
+        self.api = pdu.api_name;
+        self.connection = pdu.origin.conn;
+        self
+    }
+
+    fn expect(mut self, expected: impl Into<String>, seen: impl Into<String>) -> Self {
+        self.expected = expected.into();
+        self.seen = seen.into();
+        self
+    }
+
+    pub fn severity(&self) -> Severity {
+        self.rule.severity
+    }
+}
+
+/// The frame number that names a PDU in findings (its input index when it has no frame).
+pub fn frame_of(o: &Origin) -> u64 {
+    o.frame.unwrap_or(o.index)
+}
+
+/// A map that refuses new keys once it holds `cap` of them, and remembers that it did.
+pub(crate) struct Table<K, V> {
+    map: HashMap<K, V>,
+    cap: usize,
+    /// What one entry is ("connections"), and the limit's name.
+    what: &'static str,
+    limit: &'static str,
+    hit: bool,
+    reported: bool,
+}
+
+impl<K: Hash + Eq, V: Default> Table<K, V> {
+    pub(crate) fn new(cap: usize, what: &'static str, limit: &'static str) -> Self {
+        Table {
+            map: HashMap::new(),
+            cap,
+            what,
+            limit,
+            hit: false,
+            reported: false,
+        }
+    }
+
+    pub(crate) fn get(&self, k: &K) -> Option<&V> {
+        self.map.get(k)
+    }
+
+    pub(crate) fn get_mut(&mut self, k: &K) -> Option<&mut V> {
+        self.map.get_mut(k)
+    }
+
+    /// The entry for `k`, created when there is room; `None` (and the cap noted) when not.
+    pub(crate) fn entry(&mut self, k: K) -> Option<&mut V> {
+        use std::collections::hash_map::Entry;
+        let full = self.map.len() >= self.cap;
+        match self.map.entry(k) {
+            Entry::Occupied(o) => Some(o.into_mut()),
+            Entry::Vacant(_) if full => {
+                self.hit = true;
+                None
+            }
+            Entry::Vacant(v) => Some(v.insert(V::default())),
+        }
+    }
+
+    /// The once-only finding for a cap hit since the last call.
+    pub(crate) fn capped(&mut self, frame: u64) -> Option<Finding> {
+        if !self.hit || self.reported {
+            return None;
+        }
+        self.reported = true;
+        Some(
+            Finding::new(
+                RuleId::StateCapped,
+                vec![frame],
+                format!(
+                    "state for more than {} {} is not kept (limits::{}): rules needing new {} are not checked from here on",
+                    self.cap, self.what, self.limit, self.what
+                ),
+            )
+            .expect(format!("at most {} {}", self.cap, self.what), format!("a {}th", self.cap + 1)),
+        )
+    }
+}
+
+/// Runs every rule over one input's PDUs and notes, in capture order.
+pub struct Checker {
+    sessions: sessions::Sessions,
+    epochs: epochs::Epochs,
+    votes: votes::Votes,
+    out: Vec<Finding>,
+}
+
+impl Default for Checker {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Checker {
+    pub fn new() -> Self {
+        Checker {
+            sessions: sessions::Sessions::new(),
+            epochs: epochs::Epochs::new(),
+            votes: votes::Votes::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// Checks one decoded PDU; returns the findings it earned (drained on the next call).
+    pub fn pdu(&mut self, pdu: &Pdu) -> std::vec::Drain<'_, Finding> {
+        self.out.clear();
+        let out = &mut self.out;
+        match pdu.direction {
+            Some(Direction::Request) if pdu.api_key.is_some() => {
+                let client = self.sessions.request(pdu, out);
+                self.epochs.request(pdu, client, out);
+                let pending = self.votes.request(pdu, out);
+                self.sessions.remember(pdu, pending, out);
+            }
+            Some(Direction::Response) => {
+                let (req, client) = self.sessions.response(pdu, out);
+                if pdu.api_key.is_some() {
+                    self.epochs.response(pdu, client, out);
+                    self.votes.response(pdu, req.as_ref(), out);
+                }
+            }
+            _ => {}
+        }
+        let f = frame_of(&pdu.origin);
+        self.sessions.capped(f, out);
+        self.epochs.capped(f, out);
+        self.votes.capped(f, out);
+        self.out.drain(..)
+    }
+
+    /// A capture note: a gap or resync on a connection means the conversation there lost
+    /// bytes, so what is in flight on it is forgotten rather than judged.
+    pub fn note(&mut self, origin: &Origin, diag: &Diagnostic) {
+        if matches!(
+            diag.code,
+            "gap" | "resync" | "frame-incomplete" | "outstanding-overflow"
+        ) {
+            if let Some(c) = origin.conn {
+                self.sessions.lost_bytes(c);
+            }
+        }
+    }
+
+    /// The quorum's timeline so far: elections, votes, leaders.
+    pub fn timeline(&self) -> &Timeline {
+        self.votes.timeline()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_are_listed_once_in_order_with_unique_codes() {
+        for (i, r) in RULES.iter().enumerate() {
+            assert_eq!(r.id as usize, i, "{}", r.code);
+            assert_eq!(rule_by_code(r.code).map(|x| x.id), Some(r.id));
+            assert!(!r.statement.is_empty() && !r.source.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_full_table_refuses_new_keys_and_says_so_once() {
+        let mut t: Table<u32, u32> = Table::new(2, "things", "MAX_THINGS");
+        *t.entry(1).unwrap() = 10;
+        *t.entry(2).unwrap() = 20;
+        assert!(t.capped(5).is_none(), "not full yet");
+        assert!(t.entry(3).is_none(), "the third key is refused");
+        assert_eq!(t.entry(1).copied(), Some(10), "known keys still work");
+        let f = t.capped(7).expect("the cap is reported");
+        assert_eq!(f.rule.code, "check-state-capped");
+        assert_eq!(f.frames, [7]);
+        assert!(f.message.contains("limits::MAX_THINGS"), "{}", f.message);
+        assert!(t.entry(4).is_none());
+        assert!(t.capped(8).is_none(), "once");
+    }
+}

@@ -1,0 +1,116 @@
+//! `kinspect check`: the real captures carry no error findings (and exactly the warnings the
+//! note explains), the JSON Lines contract, exit codes and the quorum timeline.
+
+use crate::check_support::kraft_pcap;
+use crate::common;
+use serde_json::Value as J;
+use std::process::Command;
+
+fn kinspect(args: &[&str]) -> (String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kinspect"))
+        .args(args)
+        .output()
+        .expect("run kinspect");
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn real_captures_have_no_error_findings_and_only_the_explained_warning() {
+    let mut files: Vec<String> = std::fs::read_dir(common::captures_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .filter(|p| p.ends_with(".pcap") || p.ends_with(".pcapng"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 15, "{files:?}");
+    let mut args = vec!["check", "--format", "jsonl"];
+    args.extend(files.iter().map(String::as_str));
+    let (out, code) = kinspect(&args);
+    assert_eq!(code, 0, "{out}");
+    let found: Vec<J> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let got: Vec<(String, &str, &J)> = found
+        .iter()
+        .map(|f| {
+            let file = f["file"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_string();
+            (file, f["rule"].as_str().unwrap(), &f["frames"])
+        })
+        .collect();
+    // kafka-python asks tansu for Metadata v13, which tansu's ApiVersions answer (0..=12) did not
+    // offer; tansu answers it anyway.
+    assert_eq!(
+        got,
+        [(
+            "tansu-kafkapython3-admin-sweep.pcap".to_string(),
+            "version-not-advertised",
+            &J::from(vec![160])
+        )]
+    );
+    let f = &found[0];
+    for key in [
+        "rule",
+        "severity",
+        "frames",
+        "message",
+        "expected",
+        "seen",
+        "api",
+        "connection",
+    ] {
+        assert!(f.get(key).is_some(), "{key} in {f}");
+    }
+    assert_eq!(f["severity"], "warning");
+    assert_eq!(f["api"], "Metadata");
+    assert_eq!(f["connection"]["server"], "127.0.0.1:9092");
+}
+
+#[test]
+fn exit_codes_text_and_timeline() {
+    let dir = std::env::temp_dir().join(format!("kinspect-check-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let clean = dir.join("clean.pcap");
+    std::fs::write(
+        &clean,
+        kraft_pcap("vote 1 -> 2 epoch 5 : granted\nvote 1 -> 3 epoch 5 : rejected\nbegin 1 -> 2 epoch 5\nbegin 1 -> 3 epoch 5"),
+    )
+    .unwrap();
+    let double = dir.join("double.pcap");
+    std::fs::write(
+        &double,
+        kraft_pcap("vote 1 -> 2 epoch 5 : granted\nvote 3 -> 2 epoch 5 : granted"),
+    )
+    .unwrap();
+    let (out, code) = kinspect(&["check", "--timeline", clean.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("quorum timeline\nepoch 5\n"), "{out}");
+    assert!(
+        out.contains("1 is leader (BeginQuorumEpoch; votes from 1, 2)"),
+        "{out}"
+    );
+    assert!(out.contains("findings per rule\n  (none)"), "{out}");
+    let (out, code) = kinspect(&["check", double.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("vote-double-grant"))
+        .unwrap();
+    assert!(line.contains(" error "), "{line}");
+    assert!(
+        out.contains("vote-double-grant                  error         1"),
+        "{out}"
+    );
+    let (_, code) = kinspect(&["check", dir.join("missing.pcap").to_str().unwrap()]);
+    assert_eq!(code, 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
