@@ -2,6 +2,7 @@
 //! `json` (one array), `jsonl` (one object per line), `tree` (a colored
 //! `offset | bytes | field = value` view) and `summary` (one line per PDU).
 
+pub mod check;
 pub mod json;
 pub mod stats;
 pub mod summary;

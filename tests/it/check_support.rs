@@ -19,10 +19,10 @@
 use bytes::BytesMut;
 use kafka_protocol::messages::{self as m, BrokerId, RequestHeader, ResponseHeader, TopicName};
 use kafka_protocol::protocol::{Encodable, HeaderVersion, StrBytes};
-use kinspect::capture::decoded::{builtin_known_request, decode_capture, Decoded};
 use kinspect::capture::testgen::{self, Conversation, Link, TcpPacket};
 use kinspect::capture::CaptureOptions;
 use kinspect::check::{Checker, Finding, Timeline};
+use kinspect::engine::decoded::{decode_capture, Decoded};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
@@ -276,7 +276,7 @@ pub fn kraft_pcap(scenario: &str) -> Vec<u8> {
 /// Every finding and the timeline of a capture (which must decode without errors).
 pub fn check(pcap: &[u8]) -> (Vec<Finding>, Timeline) {
     let opts = CaptureOptions {
-        is_known_request: Some(builtin_known_request),
+        protocol: Some(kinspect::protocol::builtin()),
         ..CaptureOptions::default()
     };
     // CHECK_DUMP=DIR keeps each scenario capture, to look at with `kinspect decode`.

@@ -1,0 +1,156 @@
+//! `kinspect check` as a sink: every PDU and capture note of each input goes through a fresh
+//! [`Checker`]; its findings are printed as they come (one line each, or one JSON object each),
+//! then, per input, the quorum timeline when asked, and at the end a count per rule.
+
+use crate::check::{Checker, Finding, RULES};
+use crate::diag::{Diagnostic, Severity};
+use crate::engine::{InputEnd, InputInfo, Sink};
+use crate::pdu::{Origin, Pdu};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+/// How findings are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckFormat {
+    /// One line per finding, then a count per rule.
+    Text,
+    /// One JSON object per finding (and per timeline event).
+    Jsonl,
+}
+
+impl crate::choice::Choice for CheckFormat {
+    const CHOICES: &'static [(&'static str, &'static str, Self)] = &[
+        (
+            "text",
+            "One line per finding, then a count per rule",
+            CheckFormat::Text,
+        ),
+        ("jsonl", "One JSON object per finding", CheckFormat::Jsonl),
+    ];
+}
+
+/// Prints the findings of the conversation rules.
+pub struct CheckPrinter<W: Write> {
+    w: W,
+    format: CheckFormat,
+    timeline: bool,
+    checker: Checker,
+    name: String,
+    counts: BTreeMap<&'static str, u64>,
+    /// An error-level rule fired.
+    pub errors: bool,
+}
+
+impl<W: Write> CheckPrinter<W> {
+    pub fn new(w: W, format: CheckFormat, timeline: bool) -> Self {
+        CheckPrinter {
+            w,
+            format,
+            timeline,
+            checker: Checker::new(),
+            name: String::new(),
+            counts: BTreeMap::new(),
+            errors: false,
+        }
+    }
+
+    fn found(&mut self, f: &Finding) -> io::Result<()> {
+        *self.counts.entry(f.rule.code).or_default() += 1;
+        self.errors |= f.severity() == Severity::Error;
+        match self.format {
+            CheckFormat::Text => writeln!(self.w, "{}: {}", self.name, text_line(f)),
+            CheckFormat::Jsonl => writeln!(self.w, "{}", finding_json(&self.name, f)),
+        }
+    }
+}
+
+/// A finding as one JSON object (the stable contract of `kinspect check --format jsonl`).
+pub fn finding_json(file: &str, f: &Finding) -> serde_json::Value {
+    json!({
+        "file": file,
+        "rule": f.rule.code,
+        "severity": f.severity().as_str(),
+        "frames": f.frames,
+        "message": f.message,
+        "expected": f.expected,
+        "seen": f.seen,
+        "api": f.api,
+        "connection": f.connection.map(|c| json!({"client": c.client.to_string(), "server": c.server.to_string(), "stream": c.stream})),
+    })
+}
+
+/// A finding as one line: frames, rule, severity, message, what was expected and seen.
+pub fn text_line(f: &Finding) -> String {
+    let frames: Vec<String> = f.frames.iter().map(u64::to_string).collect();
+    let mut s = format!(
+        "{:<12} {:<30} {:<7} {}",
+        frames.join(","),
+        f.rule.code,
+        f.severity().as_str(),
+        f.message
+    );
+    if !f.expected.is_empty() || !f.seen.is_empty() {
+        s.push_str(&format!(" [expected {}; seen {}]", f.expected, f.seen));
+    }
+    s
+}
+
+impl<W: Write> Sink for CheckPrinter<W> {
+    fn begin_input(&mut self, input: &InputInfo<'_>) -> io::Result<()> {
+        // Each input is its own conversation.
+        self.checker = Checker::new();
+        self.name = input.name.to_string();
+        Ok(())
+    }
+
+    fn pdu(&mut self, pdu: &Pdu, _input: Option<&str>) -> io::Result<()> {
+        let found: Vec<Finding> = self.checker.pdu(pdu).collect();
+        found.iter().try_for_each(|f| self.found(f))
+    }
+
+    fn note(&mut self, origin: &Origin, diag: &Diagnostic, _input: Option<&str>) -> io::Result<()> {
+        self.checker.note(origin, diag);
+        Ok(())
+    }
+
+    fn end_input(&mut self, end: &InputEnd<'_>) -> io::Result<()> {
+        if !self.timeline || end.failed.is_some() {
+            return Ok(());
+        }
+        let t = self.checker.timeline();
+        let name = end.name;
+        match self.format {
+            CheckFormat::Text => {
+                let body = if t.events.is_empty() {
+                    "  (no KRaft election traffic)\n".to_string()
+                } else {
+                    t.render()
+                };
+                write!(self.w, "\n{name}: quorum timeline\n{body}")
+            }
+            CheckFormat::Jsonl => t.events.iter().try_for_each(|e| {
+                writeln!(
+                    self.w,
+                    "{}",
+                    json!({"file": name, "timeline": {"frame": e.frame, "ts_ns": e.ts_ns, "epoch": e.epoch, "event": e.text}})
+                )
+            }),
+        }
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        if self.format == CheckFormat::Text {
+            writeln!(self.w, "\nfindings per rule")?;
+            if self.counts.is_empty() {
+                writeln!(self.w, "  (none)")?;
+            }
+            for r in RULES {
+                if let Some(n) = self.counts.get(r.code) {
+                    writeln!(self.w, "  {:<34} {:<7} {n:>7}", r.code, r.severity.as_str())?;
+                }
+            }
+        }
+        self.w.flush()
+    }
+}
