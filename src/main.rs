@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => cli::stats::run(a, g),
         Command::Corpus(a) => cli::corpus::run(a, g),
         Command::Probe(a) => cli::probe::run(a, g),
+        Command::Fuzz(a) => cli::fuzz::run(a, g),
         #[cfg(feature = "live")]
         Command::Capture(a) => cli::capture::run(a, g),
     };

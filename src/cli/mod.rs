@@ -8,6 +8,7 @@ pub mod capture;
 pub mod corpus;
 pub mod decode;
 pub mod encode;
+pub mod fuzz;
 mod parallel;
 pub mod probe;
 pub mod stats;
@@ -96,6 +97,8 @@ pub enum Command {
     Corpus(corpus::Args),
     /// Probe a live broker (loopback only): every advertised API and version, findings per answer.
     Probe(probe::Args),
+    /// Fuzz a live broker (loopback only; it may crash it): schema-aware mutations, minimised reproducers.
+    Fuzz(fuzz::Args),
     /// Capture live from a network interface and decode as it arrives (feature `live`).
     #[cfg(feature = "live")]
     Capture(capture::Args),

@@ -40,6 +40,7 @@
 
 mod conn;
 pub mod findings;
+pub mod fuzz;
 pub mod generate;
 pub mod pcap;
 mod report;
@@ -238,6 +239,32 @@ pub fn run(cfg: &Config) -> Result<Report, ProbeError> {
         advertised,
         requests: p.requests,
     })
+}
+
+/// Negotiation and discovery only, as the sweep does them: the (api key, min, max) ranges the
+/// broker advertises and the names it knows. The fuzzer starts from these.
+pub(crate) fn discover(cfg: &Config) -> Result<(Vec<(i16, i16, i16)>, Entities), ProbeError> {
+    check_loopback(&cfg.addr)?;
+    let mut p = Prober {
+        cfg,
+        conn: None,
+        transcript: Transcript::default(),
+        decoder: Decoder::new(cfg.protocol),
+        next_corr: 1,
+        sent: HashSet::new(),
+        findings: Vec::new(),
+        requests: 0,
+        started: Instant::now(),
+        stopped: false,
+        silent: Vec::new(),
+    };
+    let conn = Conn::connect(cfg.addr, cfg.timeout, &mut p.transcript)
+        .map_err(|e| ProbeError::Connect(format!("cannot connect to {}: {e}", cfg.addr)))?;
+    p.conn = Some(conn);
+    let advertised = p.negotiate()?;
+    let ents = p.learn(&advertised);
+    p.drop_conn();
+    Ok((advertised, ents))
 }
 
 /// What a request expects.
