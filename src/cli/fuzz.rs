@@ -91,7 +91,10 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         return EXIT_FAILURE;
     };
     if let Some(bad) = addrs.iter().find(|a| probe::check_loopback(a).is_err()) {
-        eprintln!("kinspect fuzz: {}", ProbeError::NotLoopback(bad.to_string()));
+        eprintln!(
+            "kinspect fuzz: {}",
+            ProbeError::NotLoopback(bad.to_string())
+        );
         return EXIT_FAILURE;
     }
     let mut cfg = Config::new(addr, proto);

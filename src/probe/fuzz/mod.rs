@@ -196,11 +196,7 @@ impl FuzzReport {
                 .collect();
             out.push_str(&format!("findings: {}\n", kinds.join(", ")));
         }
-        let possible: u64 = self
-            .targets
-            .iter()
-            .map(|t| (t.hi - t.lo) as u64 + 1)
-            .sum();
+        let possible: u64 = self.targets.iter().map(|t| (t.hi - t.lo) as u64 + 1).sum();
         let in_range = self
             .coverage
             .keys()
@@ -222,9 +218,16 @@ impl FuzzReport {
         let list: Vec<String> = per
             .iter()
             .map(|(k, vs)| {
-                let name = proto.api_name(*k).map_or(format!("key {k}"), str::to_string);
+                let name = proto
+                    .api_name(*k)
+                    .map_or(format!("key {k}"), str::to_string);
                 let lo = vs.iter().filter(|&&v| v >= 0).min().copied().unwrap_or(0);
-                let hi = vs.iter().filter(|&&v| v >= 0 && v < 1000).max().copied().unwrap_or(0);
+                let hi = vs
+                    .iter()
+                    .filter(|&&v| v >= 0 && v < 1000)
+                    .max()
+                    .copied()
+                    .unwrap_or(0);
                 format!("{name} v{lo}-{hi}")
             })
             .collect();
@@ -298,7 +301,9 @@ fn judge(
     outs: &[(usize, RoundOut)],
     alive: bool,
 ) -> bool {
-    let mut events = outs.iter().flat_map(|(at, o)| o.events.iter().map(move |e| (*at, e)));
+    let mut events = outs
+        .iter()
+        .flat_map(|(at, o)| o.events.iter().map(move |e| (*at, e)));
     match code {
         "broker-down" | "broker-exited" => !alive,
         "hung-connection" => alive && outs.iter().any(|(_, o)| o.end == End::Hung),
@@ -412,8 +417,14 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
         rep.stats.decoded += out.decoded as u64;
         let base = pending.len();
         pending.extend(batch.iter().cloned());
-        let mut found: Vec<(&'static str, Option<usize>, String, Vec<u8>, Vec<crate::diag::Diagnostic>, Vec<Case>)> =
-            Vec::new();
+        let mut found: Vec<(
+            &'static str,
+            Option<usize>,
+            String,
+            Vec<u8>,
+            Vec<crate::diag::Diagnostic>,
+            Vec<Case>,
+        )> = Vec::new();
         for ev in &out.events {
             match ev {
                 Event::Malformed {
@@ -442,7 +453,9 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
                         batch.clone(),
                     ));
                 }
-                Event::Mismatch { response, message, .. } => found.push((
+                Event::Mismatch {
+                    response, message, ..
+                } => found.push((
                     "correlation-mismatch",
                     None,
                     message.clone(),
@@ -502,7 +515,10 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
                         found.push((
                             "rss-growth",
                             None,
-                            format!("the broker's RSS grew from {} KiB to {rss_kb} KiB", p.rss0_kb),
+                            format!(
+                                "the broker's RSS grew from {} KiB to {rss_kb} KiB",
+                                p.rss0_kb
+                            ),
                             Vec::new(),
                             Vec::new(),
                             pending.clone(),
@@ -528,7 +544,10 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
                     "{code}/{}/{}/{}",
                     blame.api_key,
                     blame.api_version,
-                    diagnostics.iter().find(|d| d.severity == crate::diag::Severity::Error).map_or("", |d| d.code)
+                    diagnostics
+                        .iter()
+                        .find(|d| d.severity == crate::diag::Severity::Error)
+                        .map_or("", |d| d.code)
                 ),
                 "correlation-mismatch" | "bad-frame-size" | "rss-growth" => code.to_string(),
                 _ => format!("{code}/{}/{}", blame.api_key, blame.mutator),
@@ -540,8 +559,6 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
             let hint_in_seq = seq.iter().position(|c| *c == blame);
             let saved = settle(
                 cfg,
-                &target,
-                &mut decoder,
                 code,
                 &blame,
                 hint_in_seq,
@@ -558,7 +575,11 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
                 rep.stopped = Some(format!(
                     "the broker did not come back within {:.0} s{}",
                     cfg.restart_wait.as_secs_f64(),
-                    if cfg.restart.is_none() { " (no --restart-cmd)" } else { "" }
+                    if cfg.restart.is_none() {
+                        " (no --restart-cmd)"
+                    } else {
+                        ""
+                    }
                 ));
                 break;
             }
@@ -601,12 +622,57 @@ fn out_first_unanswered(out: &RoundOut, batch: &[Case]) -> Option<usize> {
     Some(out.first_unanswered.min(batch.len().saturating_sub(1)))
 }
 
+/// Minimises `seq`, which showed finding `code` (about `api_key` at `version`), re-running it
+/// against the broker: fewer cases, then smaller ones. Returns the smallest sequence that still
+/// showed it, whether any re-run showed it at all, and that re-run's bytes.
+pub fn reduce(
+    cfg: &Config,
+    code: &str,
+    api_key: i16,
+    version: i16,
+    seq: &[Case],
+    hint: Option<usize>,
+) -> (Vec<Case>, bool, Option<Transcript>) {
+    let target = cfg.target(&[]);
+    let mut decoder = Decoder::new(cfg.protocol);
+    let last_t: std::cell::RefCell<Option<Transcript>> = std::cell::RefCell::new(None);
+    let mut gone = false;
+    let mut fails = |s: &[Case]| {
+        if gone {
+            return false;
+        }
+        let mut t = Transcript::default();
+        let r = rerun(
+            cfg,
+            &target,
+            &mut decoder,
+            code,
+            api_key,
+            version,
+            cfg.round,
+            s,
+            &mut t,
+        );
+        // A broker that does not come back ends the minimising.
+        gone = r.is_none();
+        let ok = r == Some(true);
+        if ok {
+            *last_t.borrow_mut() = Some(t);
+        }
+        ok
+    };
+    let m = minimise::minimise(seq, hint, cfg.minimise_budget, &mut fails);
+    if last_t.borrow().is_none() {
+        return (seq.to_vec(), false, None);
+    }
+    let m = minimise::shrink_cases(cfg.protocol, m, 8, &mut fails);
+    (m, true, last_t.into_inner())
+}
+
 /// Minimises one finding and saves it.
 #[allow(clippy::too_many_arguments)]
 fn settle(
     cfg: &Config,
-    target: &Target,
-    decoder: &mut Decoder,
     code: &'static str,
     blame: &Case,
     hint: Option<usize>,
@@ -618,35 +684,18 @@ fn settle(
     n: usize,
 ) -> Saved {
     let original_len = seq.len();
-    let last_t: std::cell::RefCell<Option<Transcript>> = std::cell::RefCell::new(None);
     let reproducible = code != "rss-growth";
-    let (mut minimal, mut minimised) = (seq.clone(), false);
-    if reproducible {
-        let mut gone = false;
-        let mut fails = |s: &[Case]| {
-            if gone {
-                return false;
-            }
-            let mut t = Transcript::default();
-            let r = rerun(
-                cfg, target, decoder, code, blame.api_key, blame.api_version, cfg.round, s, &mut t,
-            );
-            // A broker that does not come back ends the minimising.
-            gone = r.is_none();
-            let ok = r == Some(true);
-            if ok {
-                *last_t.borrow_mut() = Some(t);
-            }
-            ok
-        };
-        let m = minimise::minimise(&seq, hint, cfg.minimise_budget, &mut fails);
-        if last_t.borrow().is_some() {
-            minimal = minimise::shrink_cases(cfg.protocol, m, 8, &mut fails);
-            minimised = true;
-        }
-    }
+    let (minimal, minimised, last_t) = if reproducible {
+        reduce(cfg, code, blame.api_key, blame.api_version, &seq, hint)
+    } else {
+        (seq.clone(), false, None)
+    };
     let last = minimal.last().cloned().unwrap_or_else(|| blame.clone());
-    let blame_case = if code == "malformed-response" { blame } else { &last };
+    let blame_case = if code == "malformed-response" {
+        blame
+    } else {
+        &last
+    };
     let mut f = Finding::new(
         code,
         blame_case.api_key,
@@ -658,7 +707,10 @@ fn settle(
     f.response = response;
     f.diagnostics = diagnostics;
     f.message = if minimised {
-        format!("{message}; minimised from {original_len} to {} case(s)", minimal.len())
+        format!(
+            "{message}; minimised from {original_len} to {} case(s)",
+            minimal.len()
+        )
     } else if reproducible {
         format!("{message}; did not reproduce when re-run: the sequence is kept whole ({original_len} cases)")
     } else {
@@ -675,7 +727,6 @@ fn settle(
         seed: cfg.seed,
         finding: f.to_json(),
     };
-    let last_t = last_t.into_inner();
     let pcap = crate::probe::pcap::pcap_bytes(last_t.as_ref().unwrap_or(found_in));
     let dir = cfg
         .out

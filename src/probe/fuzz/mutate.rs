@@ -24,22 +24,86 @@ pub struct Ctx {
 
 /// Every mutator, by name, in the order `--list` shows them.
 pub const MUTATORS: &[(&str, MutFn, &str)] = &[
-    ("count-lies", count_lies, "an array count larger, smaller, negative or huge"),
-    ("length-lies", length_lies, "a string or bytes length larger, smaller, negative or huge"),
-    ("compact-confusion", compact_confusion, "a length or count prefix in the other encoding (compact uvarint ↔ int16/int32)"),
-    ("header-version", header_version, "the request header one version off (its tagged section added or removed)"),
-    ("unknown-tag", unknown_tag, "a tag the schema does not define appended to a tagged section"),
-    ("duplicate-tag", duplicate_tag, "a tagged section's first tag repeated"),
-    ("tag-size-lies", tag_size_lies, "a tag's size larger or smaller than its payload"),
-    ("truncate", truncate, "the frame cut at a field boundary (size prefix fixed)"),
-    ("huge-varint", huge_varint, "a uvarint prefix replaced by 2^32-1 or an over-long (6-byte) encoding"),
-    ("invalid-utf8", invalid_utf8, "a string's bytes replaced by invalid UTF-8 of the same length"),
-    ("null-not-nullable", null_not_nullable, "null where the schema does not allow it"),
-    ("version-past-range", version_past_range, "the header's version past the broker's range (max+1, 32767, -1)"),
-    ("batch-bad-crc", batch_bad_crc, "a record batch whose CRC-32C is off by one bit"),
-    ("batch-unknown-codec", batch_unknown_codec, "a record batch with codec 5, 6 or 7 (CRC recomputed)"),
-    ("batch-length-lies", batch_length_lies, "a record batch whose BatchLength lies"),
-    ("compressed-bomb", compressed_bomb, "a gzip batch that inflates to up to 1 MiB (CRC right)"),
+    (
+        "count-lies",
+        count_lies,
+        "an array count larger, smaller, negative or huge",
+    ),
+    (
+        "length-lies",
+        length_lies,
+        "a string or bytes length larger, smaller, negative or huge",
+    ),
+    (
+        "compact-confusion",
+        compact_confusion,
+        "a length or count prefix in the other encoding (compact uvarint ↔ int16/int32)",
+    ),
+    (
+        "header-version",
+        header_version,
+        "the request header one version off (its tagged section added or removed)",
+    ),
+    (
+        "unknown-tag",
+        unknown_tag,
+        "a tag the schema does not define appended to a tagged section",
+    ),
+    (
+        "duplicate-tag",
+        duplicate_tag,
+        "a tagged section's first tag repeated",
+    ),
+    (
+        "tag-size-lies",
+        tag_size_lies,
+        "a tag's size larger or smaller than its payload",
+    ),
+    (
+        "truncate",
+        truncate,
+        "the frame cut at a field boundary (size prefix fixed)",
+    ),
+    (
+        "huge-varint",
+        huge_varint,
+        "a uvarint prefix replaced by 2^32-1 or an over-long (6-byte) encoding",
+    ),
+    (
+        "invalid-utf8",
+        invalid_utf8,
+        "a string's bytes replaced by invalid UTF-8 of the same length",
+    ),
+    (
+        "null-not-nullable",
+        null_not_nullable,
+        "null where the schema does not allow it",
+    ),
+    (
+        "version-past-range",
+        version_past_range,
+        "the header's version past the broker's range (max+1, 32767, -1)",
+    ),
+    (
+        "batch-bad-crc",
+        batch_bad_crc,
+        "a record batch whose CRC-32C is off by one bit",
+    ),
+    (
+        "batch-unknown-codec",
+        batch_unknown_codec,
+        "a record batch with codec 5, 6 or 7 (CRC recomputed)",
+    ),
+    (
+        "batch-length-lies",
+        batch_length_lies,
+        "a record batch whose BatchLength lies",
+    ),
+    (
+        "compressed-bomb",
+        compressed_bomb,
+        "a gzip batch that inflates to up to 1 MiB (CRC right)",
+    ),
 ];
 
 /// The mutators that need a record batch in the request.
@@ -150,8 +214,10 @@ fn stored(frame: &[u8], s: &Slot) -> Option<i64> {
 }
 
 fn prefixed(s: &Slot) -> bool {
-    matches!(s.what, What::Str | What::Bytes | What::Array | What::Records)
-        && s.hdr > 0
+    matches!(
+        s.what,
+        What::Str | What::Bytes | What::Array | What::Records
+    ) && s.hdr > 0
         && !s.covered
         && !s.in_header
 }
@@ -180,7 +246,10 @@ fn lie(rng: &mut Rng, n: i64, s: &Slot) -> i64 {
 // ---- mutators ------------------------------------------------------------------------------
 
 fn count_lies(frame: &[u8], l: &Layout, rng: &mut Rng, _: &Ctx) -> Option<Mutated> {
-    let s = pick(rng, &candidates(l, |s| s.what == What::Array && prefixed(s) && !s.null))?;
+    let s = pick(
+        rng,
+        &candidates(l, |s| s.what == What::Array && prefixed(s) && !s.null),
+    )?;
     let n = stored(frame, s)?;
     let v = lie(rng, n, s);
     Some(Mutated {
@@ -225,7 +294,11 @@ fn compact_confusion(frame: &[u8], l: &Layout, rng: &mut Rng, _: &Ctx) -> Option
 }
 
 fn header_version(frame: &[u8], l: &Layout, _: &mut Rng, _: &Ctx) -> Option<Mutated> {
-    if let Some(sec) = l.slots.iter().find(|s| s.in_header && s.what == What::Section) {
+    if let Some(sec) = l
+        .slots
+        .iter()
+        .find(|s| s.in_header && s.what == What::Section)
+    {
         return Some(Mutated {
             bytes: splice(frame, sec.offset, sec.len, &[]),
             note: "header v2's tagged section removed (a v1 header where v2 is due)".into(),
@@ -249,7 +322,10 @@ fn section_parts(frame: &[u8], s: &Slot) -> Option<(u64, usize)> {
 }
 
 fn unknown_tag(frame: &[u8], l: &Layout, rng: &mut Rng, _: &Ctx) -> Option<Mutated> {
-    let s = pick(rng, &candidates(l, |s| s.what == What::Section && !s.covered))?;
+    let s = pick(
+        rng,
+        &candidates(l, |s| s.what == What::Section && !s.covered),
+    )?;
     let (count, w) = section_parts(frame, s)?;
     // Above every tag the spec defines, so the section stays in ascending order.
     let tag = 10_000 + rng.below(1000);
@@ -260,7 +336,10 @@ fn unknown_tag(frame: &[u8], l: &Layout, rng: &mut Rng, _: &Ctx) -> Option<Mutat
     new.extend_from_slice(b"kin");
     Some(Mutated {
         bytes: splice(frame, s.offset, s.len, &new),
-        note: format!("unknown tag {tag} (3 bytes) appended to the section at {}", s.offset),
+        note: format!(
+            "unknown tag {tag} (3 bytes) appended to the section at {}",
+            s.offset
+        ),
     })
 }
 
@@ -271,7 +350,9 @@ fn duplicate_tag(frame: &[u8], l: &Layout, rng: &mut Rng, _: &Ctx) -> Option<Mut
     let sec = l
         .slots
         .iter()
-        .filter(|x| x.what == What::Section && x.offset < s.offset && x.offset + x.len >= s.offset + s.len)
+        .filter(|x| {
+            x.what == What::Section && x.offset < s.offset && x.offset + x.len >= s.offset + s.len
+        })
         .last()?;
     let (count, w) = section_parts(frame, sec)?;
     let mut new = uvarint(count + 1);
@@ -288,7 +369,12 @@ fn tag_size_lies(frame: &[u8], l: &Layout, rng: &mut Rng, _: &Ctx) -> Option<Mut
     let s = pick(rng, &candidates(l, |s| s.what == What::Tag && !s.covered))?;
     let (tag, tw) = read_uvarint(frame, s.offset)?;
     let (size, sw) = read_uvarint(frame, s.offset + tw)?;
-    let choices = [size + 1, size.saturating_sub(1), size + 100, u64::from(u32::MAX)];
+    let choices = [
+        size + 1,
+        size.saturating_sub(1),
+        size + 100,
+        u64::from(u32::MAX),
+    ];
     let mut v = choices[rng.below(choices.len() as u64) as usize];
     if v == size {
         v = size + 1;
@@ -330,7 +416,10 @@ fn huge_varint(frame: &[u8], l: &Layout, rng: &mut Rng, _: &Ctx) -> Option<Mutat
     )?;
     let (x, w) = read_uvarint(frame, s.offset)?;
     let (new, what): (Vec<u8>, String) = if rng.chance(2) {
-        (vec![0xff, 0xff, 0xff, 0xff, 0x0f], "2^32-1 (5 bytes)".into())
+        (
+            vec![0xff, 0xff, 0xff, 0xff, 0x0f],
+            "2^32-1 (5 bytes)".into(),
+        )
     } else {
         // The same value, over-long: six bytes, more than a 32-bit uvarint may take.
         let mut v = Vec::new();
@@ -367,10 +456,16 @@ fn invalid_utf8(frame: &[u8], l: &Layout, rng: &mut Rng, _: &Ctx) -> Option<Muta
 }
 
 fn null_not_nullable(frame: &[u8], l: &Layout, rng: &mut Rng, _: &Ctx) -> Option<Mutated> {
-    let s = pick(rng, &candidates(l, |s| prefixed(s) && !s.nullable && !s.null))?;
+    let s = pick(
+        rng,
+        &candidates(l, |s| prefixed(s) && !s.nullable && !s.null),
+    )?;
     Some(Mutated {
         bytes: splice(frame, s.offset, s.len, &prefix(s, -1)),
-        note: format!("{} at {}: null, which the schema does not allow", s.name, s.offset),
+        note: format!(
+            "{} at {}: null, which the schema does not allow",
+            s.name, s.offset
+        ),
     })
 }
 

@@ -115,13 +115,7 @@ impl Reproducer {
     }
 
     /// Writes the folder `out/NNN-code-api-vV` and returns its path.
-    pub fn save(
-        &self,
-        out: &Path,
-        n: usize,
-        f: &Finding,
-        pcap: &[u8],
-    ) -> std::io::Result<PathBuf> {
+    pub fn save(&self, out: &Path, n: usize, f: &Finding, pcap: &[u8]) -> std::io::Result<PathBuf> {
         let dir = out.join(format!(
             "{n:03}-{}-{}-v{}",
             self.code,
@@ -132,7 +126,11 @@ impl Reproducer {
         let mut text = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
         text.push('\n');
         std::fs::write(dir.join("reproducer.json"), text)?;
-        let last = self.sequence.last().map(|c| hex(&c.bytes)).unwrap_or_default();
+        let last = self
+            .sequence
+            .last()
+            .map(|c| hex(&c.bytes))
+            .unwrap_or_default();
         std::fs::write(dir.join("case.hex"), format!("{last}\n"))?;
         let seq: String = self
             .sequence
