@@ -23,6 +23,7 @@ mod decode_threads;
 mod decode_walker;
 mod differential;
 mod fuzz_corpus_cli;
+mod fuzz_net_brokers;
 mod fuzz_net_fake;
 mod fuzz_net_mutators;
 mod fuzz_net_schemas;
