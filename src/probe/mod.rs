@@ -241,9 +241,12 @@ pub fn run(cfg: &Config) -> Result<Report, ProbeError> {
     })
 }
 
+/// The advertised (api key, min, max) ranges and the names the broker knows.
+pub(crate) type Discovered = (Vec<(i16, i16, i16)>, Entities);
+
 /// Negotiation and discovery only, as the sweep does them: the (api key, min, max) ranges the
 /// broker advertises and the names it knows. The fuzzer starts from these.
-pub(crate) fn discover(cfg: &Config) -> Result<(Vec<(i16, i16, i16)>, Entities), ProbeError> {
+pub(crate) fn discover(cfg: &Config) -> Result<Discovered, ProbeError> {
     check_loopback(&cfg.addr)?;
     let mut p = Prober {
         cfg,

@@ -39,7 +39,11 @@ fn check(name: &str, start: fn() -> Result<Broker, String>) {
     }
     let n = a.first_cases.len().min(b.first_cases.len());
     assert!(n >= 64, "{n}");
-    assert_eq!(a.first_cases[..n], b.first_cases[..n], "the same seed sends the same cases");
+    assert_eq!(
+        a.first_cases[..n],
+        b.first_cases[..n],
+        "the same seed sends the same cases"
+    );
 }
 
 #[test]

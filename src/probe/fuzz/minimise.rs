@@ -37,10 +37,11 @@ pub fn minimise(
 fn ddmin(mut cur: Vec<Case>, test: &mut dyn FnMut(&[Case]) -> bool) -> Vec<Case> {
     let mut n = 2usize;
     while cur.len() >= 2 {
-        let chunk = cur.len().div_ceil(n);
+        let parts = n;
+        let chunk = cur.len().div_ceil(parts);
         let mut reduced = false;
         // Each chunk alone.
-        for i in 0..n {
+        for i in 0..parts {
             let lo = i * chunk;
             if lo >= cur.len() {
                 break;
@@ -57,7 +58,7 @@ fn ddmin(mut cur: Vec<Case>, test: &mut dyn FnMut(&[Case]) -> bool) -> Vec<Case>
             continue;
         }
         // Each complement.
-        for i in 0..n {
+        for i in 0..parts {
             let lo = i * chunk;
             if lo >= cur.len() {
                 break;

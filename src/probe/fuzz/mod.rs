@@ -224,7 +224,7 @@ impl FuzzReport {
                 let lo = vs.iter().filter(|&&v| v >= 0).min().copied().unwrap_or(0);
                 let hi = vs
                     .iter()
-                    .filter(|&&v| v >= 0 && v < 1000)
+                    .filter(|&&v| (0..1000).contains(&v))
                     .max()
                     .copied()
                     .unwrap_or(0);
@@ -360,6 +360,17 @@ fn ensure_alive(cfg: &Config, target: &Target) -> bool {
     exec::await_alive(target, cfg.restart_wait)
 }
 
+/// A finding before minimising: code, the case to blame (index), message, response,
+/// diagnostics, the sequence that showed it.
+type Raw = (
+    &'static str,
+    Option<usize>,
+    String,
+    Vec<u8>,
+    Vec<crate::diag::Diagnostic>,
+    Vec<Case>,
+);
+
 /// Runs the fuzzer.
 pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
     check_loopback(&cfg.addr)?;
@@ -417,14 +428,7 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
         rep.stats.decoded += out.decoded as u64;
         let base = pending.len();
         pending.extend(batch.iter().cloned());
-        let mut found: Vec<(
-            &'static str,
-            Option<usize>,
-            String,
-            Vec<u8>,
-            Vec<crate::diag::Diagnostic>,
-            Vec<Case>,
-        )> = Vec::new();
+        let mut found: Vec<Raw> = Vec::new();
         for ev in &out.events {
             match ev {
                 Event::Malformed {

@@ -347,13 +347,9 @@ fn duplicate_tag(frame: &[u8], l: &Layout, rng: &mut Rng, _: &Ctx) -> Option<Mut
     let tags: Vec<&Slot> = candidates(l, |s| s.what == What::Tag && !s.covered);
     let s = pick(rng, &tags)?;
     // Its section: the last one that starts before it.
-    let sec = l
-        .slots
-        .iter()
-        .filter(|x| {
-            x.what == What::Section && x.offset < s.offset && x.offset + x.len >= s.offset + s.len
-        })
-        .last()?;
+    let sec = l.slots.iter().rfind(|x| {
+        x.what == What::Section && x.offset < s.offset && x.offset + x.len >= s.offset + s.len
+    })?;
     let (count, w) = section_parts(frame, sec)?;
     let mut new = uvarint(count + 1);
     new.extend_from_slice(&frame[sec.offset + w..s.offset + s.len]);
@@ -500,8 +496,7 @@ fn batch_bad_crc(frame: &[u8], l: &Layout, rng: &mut Rng, _: &Ctx) -> Option<Mut
 fn batch_of<'a>(l: &'a Layout, s: &Slot) -> Option<&'a Slot> {
     l.slots
         .iter()
-        .filter(|b| b.what == What::Batch && b.offset <= s.offset && s.offset < b.offset + b.len)
-        .last()
+        .rfind(|b| b.what == What::Batch && b.offset <= s.offset && s.offset < b.offset + b.len)
 }
 
 /// Recomputes the CRC-32C of the batch (from Attributes to its end).
