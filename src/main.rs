@@ -29,6 +29,7 @@ fn main() -> ExitCode {
         Command::Corpus(a) => cli::corpus::run(a, g),
         Command::Check(a) => cli::check::run(a, g),
         Command::Probe(a) => cli::probe::run(a, g),
+        Command::Fuzz(a) => cli::fuzz::run(a, g),
         Command::Capture(a) => cli::capture::run(a, g),
     };
     ExitCode::from(code)

@@ -8,6 +8,7 @@ pub mod check;
 pub mod corpus;
 pub mod decode;
 pub mod encode;
+pub mod fuzz;
 pub mod io;
 pub mod probe;
 pub mod stats;
@@ -100,6 +101,8 @@ pub enum Command {
     Check(check::Args),
     /// Probe a live broker (loopback only): every advertised API and version, findings per answer.
     Probe(probe::Args),
+    /// Fuzz a live broker (loopback only; it may crash it): schema-aware mutations, minimised reproducers.
+    Fuzz(fuzz::Args),
     /// Capture live from a network interface and decode as it arrives (cargo feature `live`).
     Capture(capture::Args),
 }

@@ -45,6 +45,9 @@ pub const CODES: &[(&str, Severity, &str)] = &[
     ("unknown-api", Severity::Info, "the broker advertises an API key kinspect's protocol does not define"),
     ("unknown-version", Severity::Info, "the broker advertises a version kinspect's protocol does not define (use --schemas)"),
     ("encode-failed", Severity::Warning, "kinspect could not encode its own generated request (a kinspect bug)"),
+    ("hung-connection", Severity::Error, "fuzz: a connection stayed open but stopped answering valid requests (a fresh connection is answered)"),
+    ("broker-exited", Severity::Error, "fuzz: the --broker-pid process exited"),
+    ("rss-growth", Severity::Warning, "fuzz: the --broker-pid process's resident memory grew four-fold and by more than 256 MiB"),
     ("limit-reached", Severity::Warning, "--max-requests or --deadline stopped the sweep; later APIs were not probed"),
 ];
 

@@ -111,6 +111,18 @@ pub fn bodies(
     out
 }
 
+/// One varied body drawn from `rng` (hostile values: nulls, extreme integers, non-ASCII
+/// strings, unknown tags), entity fields filled and wait bounds clamped like [`bodies`]' own:
+/// the fuzzer's valid-but-hostile cases.
+pub fn varied_body(spec: &'static MessageSpec, version: i16, rng: &mut Rng, ents: &Entities) -> J {
+    let plan = shared(spec, version);
+    let map = entity_map(spec);
+    let mut json = sample::varied(&plan, rng);
+    fill(&plan, plan.root, &mut json, &map, ents, Some(rng));
+    clamp_waits(&mut json);
+    json
+}
+
 /// The decoded-PDU JSON of a request, as `kinspect encode` takes it.
 pub fn request_json(
     proto: &'static Protocol,

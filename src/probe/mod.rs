@@ -40,6 +40,7 @@
 
 mod conn;
 pub mod findings;
+pub mod fuzz;
 pub mod generate;
 pub mod pcap;
 mod report;
@@ -208,27 +209,7 @@ pub fn check_loopback(addr: &SocketAddr) -> Result<(), ProbeError> {
 
 /// Runs the sweep.
 pub fn run(cfg: &Config) -> Result<Report, ProbeError> {
-    check_loopback(&cfg.addr)?;
-    let api_versions = cfg.protocol.known().api_versions.ok_or_else(|| {
-        ProbeError::Negotiate("the protocol has no ApiVersions API to negotiate with".into())
-    })?;
-    let mut p = Prober {
-        cfg,
-        conn: None,
-        transcript: Transcript::default(),
-        decoder: crate::records::decoder(cfg.protocol),
-        api_versions,
-        next_corr: 1,
-        sent: HashSet::new(),
-        findings: Vec::new(),
-        requests: 0,
-        started: Instant::now(),
-        stopped: false,
-        silent: Vec::new(),
-    };
-    let conn = Conn::connect(cfg.addr, cfg.timeout, &mut p.transcript)
-        .map_err(|e| ProbeError::Connect(format!("cannot connect to {}: {e}", cfg.addr)))?;
-    p.conn = Some(conn);
+    let mut p = Prober::connect(cfg)?;
     let advertised = p.negotiate()?;
     let ents = p.learn(&advertised);
     p.sweep(&advertised, &ents);
@@ -241,6 +222,19 @@ pub fn run(cfg: &Config) -> Result<Report, ProbeError> {
         advertised,
         requests: p.requests,
     })
+}
+
+/// The advertised (api key, min, max) ranges and the names the broker knows.
+pub(crate) type Discovered = (Vec<(i16, i16, i16)>, Entities);
+
+/// Negotiation and discovery only, as the sweep does them: the (api key, min, max) ranges the
+/// broker advertises and the names it knows. The fuzzer starts from these.
+pub(crate) fn discover(cfg: &Config) -> Result<Discovered, ProbeError> {
+    let mut p = Prober::connect(cfg)?;
+    let advertised = p.negotiate()?;
+    let ents = p.learn(&advertised);
+    p.drop_conn();
+    Ok((advertised, ents))
 }
 
 /// What a request expects.
@@ -273,7 +267,33 @@ struct Prober<'c> {
     silent: Vec<(i32, usize)>,
 }
 
-impl Prober<'_> {
+impl<'c> Prober<'c> {
+    /// A prober connected to `cfg.addr` (loopback only), before negotiation.
+    fn connect(cfg: &'c Config) -> Result<Prober<'c>, ProbeError> {
+        check_loopback(&cfg.addr)?;
+        let api_versions = cfg.protocol.known().api_versions.ok_or_else(|| {
+            ProbeError::Negotiate("the protocol has no ApiVersions API to negotiate with".into())
+        })?;
+        let mut p = Prober {
+            cfg,
+            conn: None,
+            transcript: Transcript::default(),
+            decoder: crate::records::decoder(cfg.protocol),
+            api_versions,
+            next_corr: 1,
+            sent: HashSet::new(),
+            findings: Vec::new(),
+            requests: 0,
+            started: Instant::now(),
+            stopped: false,
+            silent: Vec::new(),
+        };
+        let conn = Conn::connect(cfg.addr, cfg.timeout, &mut p.transcript)
+            .map_err(|e| ProbeError::Connect(format!("cannot connect to {}: {e}", cfg.addr)))?;
+        p.conn = Some(conn);
+        Ok(p)
+    }
+
     fn api(&self, key: i16) -> Option<&'static str> {
         self.cfg.protocol.api_name(key)
     }

@@ -1,0 +1,802 @@
+//! `kinspect fuzz`: a stateful, schema-aware network fuzzer for a live broker (loopback only,
+//! like the probe, whose negotiation, discovery, generator, connection and pcap writer it
+//! reuses).
+//!
+//! Cases ([`cases`]) are well-formed requests with hostile values and requests mutated where
+//! only a schema-aware fuzzer can aim ([`mutate`], over the [`layout`] of each frame: the
+//! decoder's annotated spans walked alongside the compiled plan). They run in rounds
+//! ([`exec`]): several cases pipelined on one connection, one valid request in every
+//! [`cases::VALID_EVERY`], then a sentinel. Oracles: `broker-down` (a fresh connection refused,
+//! or its ApiVersions ping unanswered), `hung-connection` (an open connection that stops
+//! answering valid requests), `malformed-response` (kinspect's decoder reports an error on the
+//! answer to a well-formed request), `correlation-mismatch`, `bad-frame-size`, and with a pid
+//! `broker-exited` and `rss-growth`. Each finding is minimised ([`minimise`]: fewer cases, then
+//! smaller cases, re-running against the broker and restarting it through
+//! [`Config::restart`] when it died) and saved with a reproducer ([`repro`]) that [`replay`]
+//! re-runs.
+//!
+//! Deterministic: the same seed, broker ranges and names give the same cases in the same order.
+
+pub mod cases;
+pub mod exec;
+pub mod layout;
+pub mod minimise;
+pub mod mutate;
+pub mod repro;
+
+use self::cases::{Case, Generator, Target as Api};
+use self::exec::{End, Event, PidState, PidWatch, RoundOut, Target};
+use self::repro::Reproducer;
+use crate::probe::conn::Transcript;
+use crate::probe::findings::Finding;
+use crate::probe::{check_loopback, discover, ProbeError, DESTRUCTIVE};
+use crate::protocol::Protocol;
+use crate::wire::decode::Decoder;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Restarts the broker after it died (the minimiser needs it back to re-run a sequence).
+pub type Restart = Arc<dyn Fn() + Send + Sync>;
+
+/// Called about four times a second with the run so far (the CLI prints it on a terminal).
+pub type Progress = Arc<dyn Fn(&Stats) + Send + Sync>;
+
+#[derive(Clone)]
+pub struct Config {
+    pub addr: SocketAddr,
+    pub protocol: &'static Protocol,
+    pub seed: u64,
+    /// Stop after this many cases (and/or `seconds`; with neither, 1000 cases).
+    pub cases: Option<u64>,
+    pub seconds: Option<f64>,
+    /// Per round: how long to wait for the sentinel; per liveness ping too.
+    pub timeout: Duration,
+    /// Cases pipelined per connection.
+    pub round: usize,
+    /// Liveness check at least every this many rounds (and after any round that did not end
+    /// with the sentinel's answer).
+    pub check_every: usize,
+    pub out: Option<PathBuf>,
+    pub allow_destructive: bool,
+    pub skip: Vec<String>,
+    pub only: Vec<String>,
+    pub client_id: String,
+    pub broker_pid: Option<u32>,
+    pub restart: Option<Restart>,
+    /// How long to wait for the broker to come back (after `restart`, or on its own).
+    pub restart_wait: Duration,
+    /// Broker re-runs per finding while minimising.
+    pub minimise_budget: usize,
+    pub max_findings: usize,
+    pub progress: Option<Progress>,
+}
+
+impl Config {
+    pub fn new(addr: SocketAddr, protocol: &'static Protocol) -> Config {
+        Config {
+            addr,
+            protocol,
+            seed: 0,
+            cases: None,
+            seconds: None,
+            timeout: Duration::from_millis(1000),
+            round: 16,
+            check_every: 8,
+            out: None,
+            allow_destructive: false,
+            skip: Vec::new(),
+            only: Vec::new(),
+            client_id: "kinspect-fuzz".into(),
+            broker_pid: None,
+            restart: None,
+            restart_wait: Duration::from_secs(10),
+            minimise_budget: 200,
+            max_findings: 20,
+            progress: None,
+        }
+    }
+
+    fn target(&self, adv: &[(i16, i16, i16)]) -> Target {
+        Target {
+            addr: self.addr,
+            protocol: self.protocol,
+            timeout: self.timeout,
+            max_versions: adv.iter().map(|&(k, _, hi)| (k, hi)).collect(),
+        }
+    }
+}
+
+/// The run so far.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub cases: u64,
+    pub rounds: u64,
+    pub answers: u64,
+    pub decoded: u64,
+    pub findings: usize,
+    pub elapsed: Duration,
+}
+
+impl Stats {
+    pub fn rate(&self) -> f64 {
+        self.cases as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// One finding with its reproducer (and where it was saved).
+#[derive(Clone, Debug)]
+pub struct Saved {
+    pub finding: Finding,
+    pub reproducer: Reproducer,
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct FuzzReport {
+    pub stats: Stats,
+    /// The time spent minimising (not counted in the cases/s).
+    pub minimising: Duration,
+    pub findings: Vec<Saved>,
+    /// (api key, version) → cases sent.
+    pub coverage: BTreeMap<(i16, i16), u64>,
+    /// (api key, min, max) as advertised.
+    pub advertised: Vec<(i16, i16, i16)>,
+    /// The APIs fuzzed, with the versions sent to each.
+    pub targets: Vec<Api>,
+    /// The first cases sent (up to [`KEEP_FIRST`]), for determinism checks.
+    pub first_cases: Vec<Case>,
+    /// Why the run stopped early, if it did.
+    pub stopped: Option<String>,
+}
+
+pub const KEEP_FIRST: usize = 256;
+
+impl FuzzReport {
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(|s| s.finding.is_error())
+    }
+
+    /// Findings by code, in code order.
+    pub fn by_code(&self) -> BTreeMap<&'static str, usize> {
+        let mut m = BTreeMap::new();
+        for s in &self.findings {
+            *m.entry(s.finding.code).or_insert(0) += 1;
+        }
+        m
+    }
+
+    /// The final summary: cases, rate, findings by kind, coverage.
+    pub fn summary(&self, proto: &Protocol) -> String {
+        let s = &self.stats;
+        let mut out = format!(
+            "{} cases in {:.1} s ({:.0} cases/s), {} rounds, {} answers ({} decoded cleanly), {} finding(s)",
+            s.cases,
+            s.elapsed.as_secs_f64(),
+            s.rate(),
+            s.rounds,
+            s.answers,
+            s.decoded,
+            self.findings.len()
+        );
+        if !self.minimising.is_zero() {
+            out.push_str(&format!(
+                "; {:.1} s minimising",
+                self.minimising.as_secs_f64()
+            ));
+        }
+        out.push('\n');
+        if !self.findings.is_empty() {
+            let kinds: Vec<String> = self
+                .by_code()
+                .iter()
+                .map(|(c, n)| format!("{c} {n}"))
+                .collect();
+            out.push_str(&format!("findings: {}\n", kinds.join(", ")));
+        }
+        let possible: u64 = self.targets.iter().map(|t| (t.hi - t.lo) as u64 + 1).sum();
+        let in_range = self
+            .coverage
+            .keys()
+            .filter(|(k, v)| {
+                self.targets
+                    .iter()
+                    .any(|t| t.api_key == *k && (t.lo..=t.hi).contains(v))
+            })
+            .count();
+        out.push_str(&format!(
+            "coverage: {in_range} of {possible} advertised API versions sent ({} APIs), {} (api, version) pairs in all with past-range ones\n",
+            self.targets.len(),
+            self.coverage.len()
+        ));
+        let mut per: BTreeMap<i16, Vec<i16>> = BTreeMap::new();
+        for &(k, v) in self.coverage.keys() {
+            per.entry(k).or_default().push(v);
+        }
+        let list: Vec<String> = per
+            .iter()
+            .map(|(k, vs)| {
+                let name = proto
+                    .api_name(*k)
+                    .map_or(format!("key {k}"), str::to_string);
+                let lo = vs.iter().filter(|&&v| v >= 0).min().copied().unwrap_or(0);
+                let hi = vs
+                    .iter()
+                    .filter(|&&v| (0..1000).contains(&v))
+                    .max()
+                    .copied()
+                    .unwrap_or(0);
+                format!("{name} v{lo}-{hi}")
+            })
+            .collect();
+        out.push_str(&format!("  {}\n", list.join(", ")));
+        for f in &self.findings {
+            out.push_str(&format!(
+                "{} {} v{} [{}]: {} ({} of {} cases){}\n",
+                f.finding.code,
+                f.finding.api.unwrap_or("?"),
+                f.finding.api_version,
+                f.finding.variant,
+                f.finding.message,
+                f.reproducer.sequence.len(),
+                f.reproducer.original_len,
+                f.dir
+                    .as_ref()
+                    .map(|d| format!(" → {}", d.display()))
+                    .unwrap_or_default()
+            ));
+        }
+        if let Some(w) = &self.stopped {
+            out.push_str(&format!("stopped: {w}\n"));
+        }
+        out
+    }
+}
+
+/// APIs whose answers wait on other clients (a group's rebalance): a round behind one looks
+/// hung. Left out unless named with `only`.
+pub const WAITING: &[&str] = &["JoinGroup"];
+
+/// The APIs to fuzz: advertised, known to the protocol, not destructive (unless allowed), not
+/// skipped.
+fn targets(cfg: &Config, adv: &[(i16, i16, i16)]) -> Vec<Api> {
+    let mut out = Vec::new();
+    let mut adv = adv.to_vec();
+    adv.sort();
+    for &(key, lo, hi) in &adv {
+        let Some(name) = cfg.protocol.api_name(key) else {
+            continue;
+        };
+        if cfg.skip.iter().any(|s| s.eq_ignore_ascii_case(name))
+            || (!cfg.only.is_empty() && !cfg.only.iter().any(|s| s.eq_ignore_ascii_case(name)))
+            || (!cfg.allow_destructive && DESTRUCTIVE.contains(&name))
+            || (cfg.only.is_empty() && WAITING.contains(&name))
+        {
+            continue;
+        }
+        // Only the versions kinspect can encode.
+        let known: Vec<i16> = (lo.max(0)..=hi)
+            .filter(|&v| crate::probe::generate::request_spec(cfg.protocol, key, v).is_some())
+            .collect();
+        if let (Some(&l), Some(&h)) = (known.first(), known.last()) {
+            out.push(Api {
+                api_key: key,
+                lo: l,
+                hi: h,
+            });
+        }
+    }
+    out
+}
+
+/// What a reproducer checks on a re-run: `outs` are the rounds with the index of their first
+/// case in `seq`, `alive` the liveness check after them.
+fn judge(
+    code: &str,
+    api_key: i16,
+    version: i16,
+    seq: &[Case],
+    outs: &[(usize, RoundOut)],
+    alive: bool,
+) -> bool {
+    let mut events = outs
+        .iter()
+        .flat_map(|(at, o)| o.events.iter().map(move |e| (*at, e)));
+    match code {
+        "broker-down" | "broker-exited" => !alive,
+        "hung-connection" => alive && outs.iter().any(|(_, o)| o.end == End::Hung),
+        "malformed-response" => events.any(|(at, e)| match e {
+            Event::Malformed { case, .. } => seq
+                .get(at + case)
+                .is_some_and(|c| c.api_key == api_key && c.api_version == version),
+            _ => false,
+        }),
+        "correlation-mismatch" => events.any(|(_, e)| matches!(e, Event::Mismatch { .. })),
+        "bad-frame-size" => events.any(|(_, e)| matches!(e, Event::BadSize { .. })),
+        _ => false,
+    }
+}
+
+/// Runs `seq` as rounds of `round` cases, then the liveness check; says whether `code`
+/// reproduces (`None`: the broker did not come back to run it). Waits for the broker
+/// (restarting it) first.
+#[allow(clippy::too_many_arguments)]
+fn rerun(
+    cfg: &Config,
+    target: &Target,
+    decoder: &mut Decoder,
+    code: &str,
+    api_key: i16,
+    version: i16,
+    round: usize,
+    seq: &[Case],
+    t: &mut Transcript,
+) -> Option<bool> {
+    if !ensure_alive(cfg, target) {
+        return None;
+    }
+    let mut outs = Vec::new();
+    for (i, chunk) in seq.chunks(round.max(1)).enumerate() {
+        let o = exec::round(target, decoder, chunk, t);
+        let refused = o.end == End::Refused;
+        outs.push((i * round.max(1), o));
+        if refused {
+            break;
+        }
+    }
+    let alive = exec::alive(target).is_ok();
+    Some(judge(code, api_key, version, seq, &outs, alive))
+}
+
+fn ensure_alive(cfg: &Config, target: &Target) -> bool {
+    if exec::alive(target).is_ok() {
+        return true;
+    }
+    if let Some(r) = &cfg.restart {
+        r();
+    }
+    exec::await_alive(target, cfg.restart_wait)
+}
+
+/// A finding before minimising: code, the case to blame (index), message, response,
+/// diagnostics, the sequence that showed it.
+type Raw = (
+    &'static str,
+    Option<usize>,
+    String,
+    Vec<u8>,
+    Vec<crate::diag::Diagnostic>,
+    Vec<Case>,
+);
+
+/// Runs the fuzzer.
+pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
+    check_loopback(&cfg.addr)?;
+    let mut pcfg = crate::probe::Config::new(cfg.addr, cfg.protocol);
+    pcfg.timeout = cfg.timeout.max(Duration::from_millis(500));
+    pcfg.client_id = cfg.client_id.clone();
+    let (adv, ents) = discover(&pcfg)?;
+    let target = cfg.target(&adv);
+    let apis = targets(cfg, &adv);
+    let mut gen = Generator::new(cfg.protocol, apis.clone(), ents, cfg.seed, &cfg.client_id);
+    let mut decoder = crate::records::decoder(cfg.protocol);
+    let mut rep = FuzzReport {
+        advertised: adv.clone(),
+        targets: apis,
+        ..FuzzReport::default()
+    };
+    let max_cases = match (cfg.cases, cfg.seconds) {
+        (None, None) => Some(1000),
+        (c, _) => c,
+    };
+    let deadline = cfg.seconds.map(Duration::from_secs_f64);
+    let started = Instant::now();
+    let mut minimising = Duration::ZERO;
+    let mut last_progress = Instant::now();
+    let mut pending: Vec<Case> = Vec::new();
+    let mut since_check = 0usize;
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut pid = cfg.broker_pid.map(PidWatch::new);
+    let round = cfg.round.max(1);
+    loop {
+        let fuzzing = started.elapsed().saturating_sub(minimising);
+        if max_cases.is_some_and(|m| rep.stats.cases >= m)
+            || deadline.is_some_and(|d| fuzzing >= d)
+            || rep.findings.len() >= cfg.max_findings
+        {
+            break;
+        }
+        let n = max_cases.map_or(round as u64, |m| (m - rep.stats.cases).min(round as u64));
+        let batch: Vec<Case> = (0..n).filter_map(|_| gen.next_case()).collect();
+        if batch.is_empty() {
+            rep.stopped = Some("no request could be generated for the advertised APIs".into());
+            break;
+        }
+        for c in &batch {
+            *rep.coverage.entry((c.api_key, c.api_version)).or_insert(0) += 1;
+            if rep.first_cases.len() < KEEP_FIRST {
+                rep.first_cases.push(c.clone());
+            }
+        }
+        rep.stats.cases += batch.len() as u64;
+        rep.stats.rounds += 1;
+        let mut t = Transcript::default();
+        let out = exec::round(&target, &mut decoder, &batch, &mut t);
+        rep.stats.answers += out.answers as u64;
+        rep.stats.decoded += out.decoded as u64;
+        let base = pending.len();
+        pending.extend(batch.iter().cloned());
+        let mut found: Vec<Raw> = Vec::new();
+        for ev in &out.events {
+            match ev {
+                Event::Malformed {
+                    case,
+                    response,
+                    diagnostics,
+                } => {
+                    let first = diagnostics
+                        .iter()
+                        .find(|d| d.severity == crate::diag::Severity::Error);
+                    let msg = first.map_or_else(String::new, |d| {
+                        format!(
+                            "the answer to a well-formed request does not decode: {} at byte {}{}: {}",
+                            d.code,
+                            d.offset,
+                            if d.path.is_empty() { String::new() } else { format!(" ({})", d.path) },
+                            d.message
+                        )
+                    });
+                    found.push((
+                        "malformed-response",
+                        Some(*case),
+                        msg,
+                        response.clone(),
+                        diagnostics.clone(),
+                        batch.clone(),
+                    ));
+                }
+                Event::Mismatch {
+                    response, message, ..
+                } => found.push((
+                    "correlation-mismatch",
+                    None,
+                    message.clone(),
+                    response.clone(),
+                    Vec::new(),
+                    batch.clone(),
+                )),
+                Event::BadSize { prefix } => found.push((
+                    "bad-frame-size",
+                    None,
+                    format!("an answer's size prefix is {prefix:02x?}"),
+                    prefix.to_vec(),
+                    Vec::new(),
+                    batch.clone(),
+                )),
+            }
+        }
+        since_check += 1;
+        let abnormal = out.end != End::Answered;
+        if abnormal || since_check >= cfg.check_every {
+            let live = exec::alive(&target);
+            let exited = pid
+                .as_ref()
+                .is_some_and(|p| pid_state(p.pid) == PidState::Exited);
+            // Blame first: the case after the last one answered in the round that ended badly.
+            let answered_upto = out_first_unanswered(&out, &batch);
+            let hint = answered_upto.map(|i| base + i);
+            match live {
+                Err(why) => {
+                    let code = if exited { "broker-exited" } else { "broker-down" };
+                    found.push((
+                        code,
+                        hint,
+                        format!("after this sequence {why}"),
+                        Vec::new(),
+                        Vec::new(),
+                        pending.clone(),
+                    ));
+                }
+                Ok(()) if out.end == End::Hung => found.push((
+                    "hung-connection",
+                    hint,
+                    format!(
+                        "the connection stayed open but a valid ApiVersions request after these cases got no answer within {} ms (a fresh connection is answered)",
+                        cfg.timeout.as_millis()
+                    ),
+                    Vec::new(),
+                    Vec::new(),
+                    pending.clone(),
+                )),
+                Ok(()) => {}
+            }
+            if let Some(p) = pid.as_mut() {
+                if let PidState::Running { rss_kb } = pid_state(p.pid) {
+                    if !p.reported_rss && p.grown(rss_kb) {
+                        p.reported_rss = true;
+                        found.push((
+                            "rss-growth",
+                            None,
+                            format!(
+                                "the broker's RSS grew from {} KiB to {rss_kb} KiB",
+                                p.rss0_kb
+                            ),
+                            Vec::new(),
+                            Vec::new(),
+                            pending.clone(),
+                        ));
+                    }
+                }
+            }
+            since_check = 0;
+            pending.clear();
+        }
+        for (code, hint, message, response, diagnostics, seq) in found {
+            if rep.findings.len() >= cfg.max_findings {
+                break;
+            }
+            // For batch-local events `hint` indexes the round; for the others, `pending`.
+            let blame = hint
+                .and_then(|h| seq.get(h).or_else(|| seq.get(h.saturating_sub(base))))
+                .or_else(|| seq.last())
+                .cloned();
+            let Some(blame) = blame else { continue };
+            let sig = match code {
+                "malformed-response" => format!(
+                    "{code}/{}/{}/{}",
+                    blame.api_key,
+                    blame.api_version,
+                    diagnostics
+                        .iter()
+                        .find(|d| d.severity == crate::diag::Severity::Error)
+                        .map_or("", |d| d.code)
+                ),
+                "correlation-mismatch" | "bad-frame-size" | "rss-growth" => code.to_string(),
+                _ => format!("{code}/{}/{}", blame.api_key, blame.mutator),
+            };
+            if !seen.insert(sig) {
+                continue;
+            }
+            let m0 = Instant::now();
+            let hint_in_seq = seq.iter().position(|c| *c == blame);
+            let saved = settle(
+                cfg,
+                code,
+                &blame,
+                hint_in_seq,
+                seq,
+                message,
+                response,
+                diagnostics,
+                &t,
+                rep.findings.len(),
+            );
+            rep.findings.push(saved);
+            minimising += m0.elapsed();
+            if matches!(code, "broker-down" | "broker-exited") && !ensure_alive(cfg, &target) {
+                rep.stopped = Some(format!(
+                    "the broker did not come back within {:.0} s{}",
+                    cfg.restart_wait.as_secs_f64(),
+                    if cfg.restart.is_none() {
+                        " (no --restart-cmd)"
+                    } else {
+                        ""
+                    }
+                ));
+                break;
+            }
+            if let (Some(p), Some(b)) = (pid.as_mut(), cfg.broker_pid) {
+                if pid_state(b) == PidState::Exited {
+                    // The watched process is gone; a restarted broker has another pid.
+                    let _ = p;
+                    pid = None;
+                }
+            }
+        }
+        if rep.stopped.is_some() {
+            break;
+        }
+        rep.stats.elapsed = started.elapsed().saturating_sub(minimising);
+        rep.stats.findings = rep.findings.len();
+        if let Some(p) = &cfg.progress {
+            if last_progress.elapsed() >= Duration::from_millis(250) {
+                last_progress = Instant::now();
+                p(&rep.stats);
+            }
+        }
+    }
+    rep.stats.elapsed = started.elapsed().saturating_sub(minimising);
+    rep.stats.findings = rep.findings.len();
+    rep.minimising = minimising;
+    Ok(rep)
+}
+
+fn pid_state(pid: u32) -> PidState {
+    exec::pid_state(pid)
+}
+
+/// The first case of `batch` that got no answer in `out` (the one to blame when the round did
+/// not end with the sentinel's answer).
+fn out_first_unanswered(out: &RoundOut, batch: &[Case]) -> Option<usize> {
+    if out.end == End::Answered {
+        return None;
+    }
+    Some(out.first_unanswered.min(batch.len().saturating_sub(1)))
+}
+
+/// Minimises `seq`, which showed finding `code` (about `api_key` at `version`), re-running it
+/// against the broker: fewer cases, then smaller ones. Returns the smallest sequence that still
+/// showed it, whether any re-run showed it at all, and that re-run's bytes.
+pub fn reduce(
+    cfg: &Config,
+    code: &str,
+    api_key: i16,
+    version: i16,
+    seq: &[Case],
+    hint: Option<usize>,
+) -> (Vec<Case>, bool, Option<Transcript>) {
+    let target = cfg.target(&[]);
+    let mut decoder = crate::records::decoder(cfg.protocol);
+    let last_t: std::cell::RefCell<Option<Transcript>> = std::cell::RefCell::new(None);
+    let mut gone = false;
+    let mut fails = |s: &[Case]| {
+        if gone {
+            return false;
+        }
+        let mut t = Transcript::default();
+        let r = rerun(
+            cfg,
+            &target,
+            &mut decoder,
+            code,
+            api_key,
+            version,
+            cfg.round,
+            s,
+            &mut t,
+        );
+        // A broker that does not come back ends the minimising.
+        gone = r.is_none();
+        let ok = r == Some(true);
+        if ok {
+            *last_t.borrow_mut() = Some(t);
+        }
+        ok
+    };
+    let m = minimise::minimise(seq, hint, cfg.minimise_budget, &mut fails);
+    if last_t.borrow().is_none() {
+        return (seq.to_vec(), false, None);
+    }
+    let m = minimise::shrink_cases(cfg.protocol, m, 8, &mut fails);
+    (m, true, last_t.into_inner())
+}
+
+/// Minimises one finding and saves it.
+#[allow(clippy::too_many_arguments)]
+fn settle(
+    cfg: &Config,
+    code: &'static str,
+    blame: &Case,
+    hint: Option<usize>,
+    seq: Vec<Case>,
+    message: String,
+    response: Vec<u8>,
+    diagnostics: Vec<crate::diag::Diagnostic>,
+    found_in: &Transcript,
+    n: usize,
+) -> Saved {
+    let original_len = seq.len();
+    let reproducible = code != "rss-growth";
+    let (minimal, minimised, last_t) = if reproducible {
+        reduce(cfg, code, blame.api_key, blame.api_version, &seq, hint)
+    } else {
+        (seq.clone(), false, None)
+    };
+    let last = minimal.last().cloned().unwrap_or_else(|| blame.clone());
+    let blame_case = if code == "malformed-response" {
+        blame
+    } else {
+        &last
+    };
+    let mut f = Finding::new(
+        code,
+        blame_case.api_key,
+        cfg.protocol.api_name(blame_case.api_key),
+        blame_case.api_version,
+    );
+    f.variant = blame_case.mutator.clone();
+    f.request = blame_case.bytes.clone();
+    f.response = response;
+    f.diagnostics = diagnostics;
+    f.message = if minimised {
+        format!(
+            "{message}; minimised from {original_len} to {} case(s)",
+            minimal.len()
+        )
+    } else if reproducible {
+        format!("{message}; did not reproduce when re-run: the sequence is kept whole ({original_len} cases)")
+    } else {
+        message
+    };
+    let rp = Reproducer {
+        code,
+        api_key: blame_case.api_key,
+        api_version: blame_case.api_version,
+        round: cfg.round,
+        sequence: minimal,
+        original_len,
+        minimised,
+        seed: cfg.seed,
+        finding: f.to_json(),
+    };
+    let pcap = crate::probe::pcap::pcap_bytes(last_t.as_ref().unwrap_or(found_in));
+    let dir = cfg
+        .out
+        .as_deref()
+        .and_then(|out| rp.save(out, n, &f, &pcap).ok());
+    Saved {
+        finding: f,
+        reproducer: rp,
+        dir,
+    }
+}
+
+/// What a replay showed.
+#[derive(Clone, Debug)]
+pub struct Replay {
+    pub reproducer: Reproducer,
+    pub reproduced: bool,
+    pub transcript: Transcript,
+}
+
+/// Replays a saved reproducer (a `reproducer.json`, or its folder) against `cfg.addr`.
+pub fn replay(cfg: &Config, path: &Path) -> Result<Replay, ProbeError> {
+    check_loopback(&cfg.addr)?;
+    let rp = Reproducer::load(path).map_err(ProbeError::Connect)?;
+    let max: HashMap<i16, i16> = HashMap::new();
+    let mut target = cfg.target(&[]);
+    target.max_versions = max;
+    if !ensure_alive(cfg, &target) {
+        return Err(ProbeError::Connect(format!(
+            "{} does not answer an ApiVersions ping",
+            cfg.addr
+        )));
+    }
+    let mut decoder = crate::records::decoder(cfg.protocol);
+    let mut t = Transcript::default();
+    let reproduced = rerun(
+        cfg,
+        &target,
+        &mut decoder,
+        rp.code,
+        rp.api_key,
+        rp.api_version,
+        rp.round,
+        &rp.sequence,
+        &mut t,
+    )
+    .unwrap_or(false);
+    Ok(Replay {
+        reproducer: rp,
+        reproduced,
+        transcript: t,
+    })
+}
+
+/// The finding codes the fuzzer adds to the probe's (see `findings::CODES`).
+pub const FUZZ_CODES: &[&str] = &["hung-connection", "broker-exited", "rss-growth"];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fuzz_codes_are_documented_codes() {
+        for c in super::FUZZ_CODES {
+            assert!(
+                crate::probe::findings::CODES.iter().any(|(d, _, _)| d == c),
+                "{c}"
+            );
+        }
+    }
+}
