@@ -603,15 +603,7 @@ impl<'c> Prober<'c> {
                 continue;
             };
             let mut body = crate::wire::sample::minimal(&crate::wire::plan::shared(spec, v));
-            if let Some(o) = body.as_object_mut() {
-                if o.contains_key("ClientSoftwareName") {
-                    o.insert("ClientSoftwareName".into(), "kinspect".into());
-                    o.insert(
-                        "ClientSoftwareVersion".into(),
-                        env!("CARGO_PKG_VERSION").into(),
-                    );
-                }
-            }
+            name_client_software(&mut body);
             let Some(pdu) = self.exchange(
                 self.api_versions,
                 v,
@@ -768,15 +760,7 @@ impl<'c> Prober<'c> {
                     }
                     let mut body = b.json;
                     if key == self.api_versions && !pass && b.variant != "nulls" {
-                        if let Some(o) = body.as_object_mut() {
-                            if o.contains_key("ClientSoftwareName") {
-                                o.insert("ClientSoftwareName".into(), "kinspect".into());
-                                o.insert(
-                                    "ClientSoftwareVersion".into(),
-                                    env!("CARGO_PKG_VERSION").into(),
-                                );
-                            }
-                        }
+                        name_client_software(&mut body);
                     }
                     self.exchange(key, v, &b.variant, &body, expect);
                     if self.stopped {
@@ -789,6 +773,19 @@ impl<'c> Prober<'c> {
 }
 
 /// Whether a response frame's body starts with ErrorCode 35 (size, correlation id, then int16).
+/// An ApiVersions body (v3+) names its client: kinspect and its version.
+fn name_client_software(body: &mut J) {
+    if let Some(o) = body.as_object_mut() {
+        if o.contains_key("ClientSoftwareName") {
+            o.insert("ClientSoftwareName".into(), "kinspect".into());
+            o.insert(
+                "ClientSoftwareVersion".into(),
+                env!("CARGO_PKG_VERSION").into(),
+            );
+        }
+    }
+}
+
 fn unsupported_at_start(frame: &[u8]) -> bool {
     frame.get(8..10) == Some(&UNSUPPORTED_VERSION.to_be_bytes()[..])
 }
