@@ -15,7 +15,7 @@
 #   scripts/hostile-campaign.sh --only bombs,logs --keep /tmp/hostile --seed 0x1234
 #   scripts/hostile-campaign.sh --case logs:100 --keep /tmp/h   # one case, regenerated
 #
-# Other options go to the harness: --seconds S, --jobs J (default 2), --rss-mib M (256),
+# Other options go to the harness: --seconds S, --jobs J (default 2), --rss-mib M (512),
 # --as-mib M (1024), --time-limit S (20, wall), --cpu-limit S (8; the issue allows 10 s), --bin PATH. Both time
 # limits apply per started 2 MiB of input (at most six times).
 set -euo pipefail

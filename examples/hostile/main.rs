@@ -91,7 +91,9 @@ fn parse() -> Opts {
         root,
         lim: Limits {
             as_bytes: 1 << 30,
-            rss_kib: 256 << 10,
+            // Two trees can be decoded at once (one per thread), each bounded by the limits in
+            // src/limits.rs (2 Mi nodes, 64 MiB decompressed): about 420 MiB at worst.
+            rss_kib: 512 << 10,
             // A guard against hangs: on a loaded shared machine wall time says little, so the
             // time criterion proper is CPU time, which does not move with the load.
             secs: 20,
