@@ -6,11 +6,11 @@
 //! (replay: when it does not reproduce), 1 on findings (replay: when it reproduces), 2 for usage
 //! or connection failure.
 
+use super::io::errln;
 use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
+use kinspect::probe;
 use kinspect::probe::fuzz::{self, Config};
-use kinspect::probe::{self, ProbeError};
 use std::io::{IsTerminal, Write};
-use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -79,24 +79,13 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let Some(proto) = protocol_or_report(g, "kinspect fuzz") else {
         return EXIT_FAILURE;
     };
-    let addrs: Vec<_> = match args.addr.to_socket_addrs() {
-        Ok(a) => a.collect(),
+    let addr = match probe::loopback_addr(&args.addr) {
+        Ok(a) => a,
         Err(e) => {
-            eprintln!("kinspect fuzz: {}: {e}", args.addr);
+            errln!("kinspect fuzz: {e}");
             return EXIT_FAILURE;
         }
     };
-    let Some(addr) = addrs.first().copied() else {
-        eprintln!("kinspect fuzz: {}: no address", args.addr);
-        return EXIT_FAILURE;
-    };
-    if let Some(bad) = addrs.iter().find(|a| probe::check_loopback(a).is_err()) {
-        eprintln!(
-            "kinspect fuzz: {}",
-            ProbeError::NotLoopback(bad.to_string())
-        );
-        return EXIT_FAILURE;
-    }
     let mut cfg = Config::new(addr, proto);
     cfg.seed = args.seed;
     cfg.cases = args.cases;
@@ -121,7 +110,9 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     }
     if std::io::stderr().is_terminal() {
         cfg.progress = Some(Arc::new(|s: &fuzz::Stats| {
-            eprint!(
+            // (A progress line that stderr cannot take is dropped, like every message.)
+            let _ = write!(
+                std::io::stderr(),
                 "\r{} cases, {:.0} cases/s, {} finding(s)   ",
                 s.cases,
                 s.rate(),
@@ -132,19 +123,19 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let report = match fuzz::run(&cfg) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("kinspect fuzz: {e}");
+            errln!("kinspect fuzz: {e}");
             return EXIT_FAILURE;
         }
     };
     if cfg.progress.is_some() {
-        eprintln!();
+        errln!("");
     }
     let summary = report.summary(proto);
     let mut out = std::io::stdout().lock();
     let written = match args.format {
         Format::Text => out.write_all(summary.as_bytes()),
         Format::Jsonl => {
-            eprint!("{summary}");
+            errln!("{}", summary.trim_end());
             report.findings.iter().try_for_each(|s| {
                 let mut j = s.finding.to_json();
                 j["reproducer"] = s
@@ -158,7 +149,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     };
     if let Err(e) = written.and_then(|()| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("kinspect fuzz: writing the output: {e}");
+            errln!("kinspect fuzz: writing the output: {e}");
             return EXIT_FAILURE;
         }
     }
@@ -193,7 +184,7 @@ fn replay(cfg: &Config, file: &std::path::Path) -> u8 {
             }
         }
         Err(e) => {
-            eprintln!("kinspect fuzz: {e}");
+            errln!("kinspect fuzz: {e}");
             EXIT_FAILURE
         }
     }

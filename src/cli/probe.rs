@@ -7,7 +7,6 @@ use super::io::errln;
 use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use kinspect::probe::{self, Config};
 use std::io::Write;
-use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -57,24 +56,13 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let Some(proto) = protocol_or_report(g, "kinspect probe") else {
         return EXIT_FAILURE;
     };
-    let addrs: Vec<_> = match args.addr.to_socket_addrs() {
-        Ok(a) => a.collect(),
+    let addr = match probe::loopback_addr(&args.addr) {
+        Ok(a) => a,
         Err(e) => {
-            errln!("kinspect probe: {}: {e}", args.addr);
+            errln!("kinspect probe: {e}");
             return EXIT_FAILURE;
         }
     };
-    let Some(addr) = addrs.first().copied() else {
-        errln!("kinspect probe: {}: no address", args.addr);
-        return EXIT_FAILURE;
-    };
-    if let Some(bad) = addrs.iter().find(|a| probe::check_loopback(a).is_err()) {
-        errln!(
-            "kinspect probe: {}",
-            probe::ProbeError::NotLoopback(bad.to_string())
-        );
-        return EXIT_FAILURE;
-    }
     let mut cfg = Config::new(addr, proto);
     cfg.variants = args.variants;
     cfg.seed = args.seed;

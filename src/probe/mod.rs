@@ -192,6 +192,24 @@ impl fmt::Display for ProbeError {
 
 impl std::error::Error for ProbeError {}
 
+/// Resolves `HOST:PORT` to the address to talk to, refusing it unless every address it names is
+/// loopback (a name that also resolves elsewhere is refused). `Err` says why, as one message.
+pub fn loopback_addr(target: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    let addrs: Vec<SocketAddr> = target
+        .to_socket_addrs()
+        .map_err(|e| format!("{target}: {e}"))?
+        .collect();
+    let first = addrs
+        .first()
+        .copied()
+        .ok_or_else(|| format!("{target}: no address"))?;
+    for a in &addrs {
+        check_loopback(a).map_err(|e| e.to_string())?;
+    }
+    Ok(first)
+}
+
 /// Refuses any address but loopback (127.0.0.0/8, ::1, and v4-mapped 127/8).
 pub fn check_loopback(addr: &SocketAddr) -> Result<(), ProbeError> {
     let ok = match addr.ip() {
