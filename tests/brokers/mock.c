@@ -3,12 +3,21 @@
  *
  *   kinspect-mock MAX_SECONDS BROKERS [TOPIC:PARTITIONS ...]
  *
- * Prints one line "BOOTSTRAP host:port[,host:port...]" on stdout once the cluster listens (the
- * mock binds 127.0.0.1 with a kernel-chosen port in librdkafka 2.0.2, which has no API to pick
- * the port), then runs until SIGTERM/SIGINT, until stdin reaches end of file (when stdin is a
+ * Prints one line "BOOTSTRAP host:port[,host:port...]" on stdout once the cluster listens, then
+ * runs until SIGTERM/SIGINT, until stdin reaches end of file (when stdin is a
  * pipe: the parent that holds its other end died or closed it), or until MAX_SECONDS pass.
  * The rd_kafka_t handle the mock needs never connects anywhere: it has no bootstrap servers.
- * Exit status: 0 after a clean stop, 1 when the cluster cannot be made, 2 for usage. */
+ * Exit status: 0 after a clean stop, 1 when the cluster cannot be made, 2 for usage.
+ *
+ * Ports: librdkafka 2.0.2's mock binds each broker to 127.0.0.1 port 0 (kernel-chosen) and has
+ * no API to choose. With KINSPECT_MOCK_PORT=P in the environment, this program's own bind()
+ * (which the dynamic linker resolves before libc's, for librdkafka too) gives the k-th bind to
+ * a loopback port 0 the port P+k instead, so a broker restarted after a crash comes back at the
+ * same address (`kinspect fuzz --restart-cmd`). Without it, binds are left alone. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -23,6 +32,36 @@
 #include <librdkafka/rdkafka_mock.h>
 
 static volatile sig_atomic_t stopping = 0;
+
+/* See "Ports" above. Only binds to port 0 on 127.0.0.1 or ::1 are changed. */
+int bind(int fd, const struct sockaddr *addr, socklen_t len) {
+    static int (*libc_bind)(int, const struct sockaddr *, socklen_t) = NULL;
+    static int next = 0;
+    if (!libc_bind) libc_bind = (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "bind");
+    if (!libc_bind) {
+        errno = ENOSYS;
+        return -1;
+    }
+    const char *base = getenv("KINSPECT_MOCK_PORT");
+    long p = base ? strtol(base, NULL, 10) : 0;
+    if (p < 1 || p + next > 65535 || !addr) return libc_bind(fd, addr, len);
+    if (addr->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
+        struct sockaddr_in a;
+        memcpy(&a, addr, sizeof a);
+        if (a.sin_port == 0 && ntohl(a.sin_addr.s_addr) == INADDR_LOOPBACK) {
+            a.sin_port = htons((unsigned short)(p + next++));
+            return libc_bind(fd, (const struct sockaddr *)&a, sizeof a);
+        }
+    } else if (addr->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
+        struct sockaddr_in6 a;
+        memcpy(&a, addr, sizeof a);
+        if (a.sin6_port == 0 && IN6_IS_ADDR_LOOPBACK(&a.sin6_addr)) {
+            a.sin6_port = htons((unsigned short)(p + next++));
+            return libc_bind(fd, (const struct sockaddr *)&a, sizeof a);
+        }
+    }
+    return libc_bind(fd, addr, len);
+}
 
 static void on_signal(int sig) {
     (void)sig;
