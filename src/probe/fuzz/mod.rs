@@ -22,19 +22,22 @@ pub mod exec;
 pub mod layout;
 pub mod minimise;
 pub mod mutate;
+mod report;
 pub mod repro;
+mod settle;
+
+pub use report::{FuzzReport, Saved, Stats, KEEP_FIRST};
+use settle::{ensure_alive, settle};
+pub use settle::{reduce, replay, Replay};
 
 use self::cases::{Case, Generator, Target as Api};
 use self::exec::{End, Event, PidState, PidWatch, RoundOut, Target};
-use self::repro::Reproducer;
 use crate::probe::conn::Transcript;
-use crate::probe::findings::Finding;
 use crate::probe::{check_loopback, discover, ProbeError, DESTRUCTIVE};
 use crate::protocol::Protocol;
-use crate::wire::decode::Decoder;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -109,152 +112,6 @@ impl Config {
     }
 }
 
-/// The run so far.
-#[derive(Clone, Debug, Default)]
-pub struct Stats {
-    pub cases: u64,
-    pub rounds: u64,
-    pub answers: u64,
-    pub decoded: u64,
-    pub findings: usize,
-    pub elapsed: Duration,
-}
-
-impl Stats {
-    pub fn rate(&self) -> f64 {
-        self.cases as f64 / self.elapsed.as_secs_f64().max(1e-9)
-    }
-}
-
-/// One finding with its reproducer (and where it was saved).
-#[derive(Clone, Debug)]
-pub struct Saved {
-    pub finding: Finding,
-    pub reproducer: Reproducer,
-    pub dir: Option<PathBuf>,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct FuzzReport {
-    pub stats: Stats,
-    /// The time spent minimising (not counted in the cases/s).
-    pub minimising: Duration,
-    pub findings: Vec<Saved>,
-    /// (api key, version) → cases sent.
-    pub coverage: BTreeMap<(i16, i16), u64>,
-    /// (api key, min, max) as advertised.
-    pub advertised: Vec<(i16, i16, i16)>,
-    /// The APIs fuzzed, with the versions sent to each.
-    pub targets: Vec<Api>,
-    /// The first cases sent (up to [`KEEP_FIRST`]), for determinism checks.
-    pub first_cases: Vec<Case>,
-    /// Why the run stopped early, if it did.
-    pub stopped: Option<String>,
-}
-
-pub const KEEP_FIRST: usize = 256;
-
-impl FuzzReport {
-    pub fn has_errors(&self) -> bool {
-        self.findings.iter().any(|s| s.finding.is_error())
-    }
-
-    /// Findings by code, in code order.
-    pub fn by_code(&self) -> BTreeMap<&'static str, usize> {
-        let mut m = BTreeMap::new();
-        for s in &self.findings {
-            *m.entry(s.finding.code).or_insert(0) += 1;
-        }
-        m
-    }
-
-    /// The final summary: cases, rate, findings by kind, coverage.
-    pub fn summary(&self, proto: &Protocol) -> String {
-        let s = &self.stats;
-        let mut out = format!(
-            "{} cases in {:.1} s ({:.0} cases/s), {} rounds, {} answers ({} decoded cleanly), {} finding(s)",
-            s.cases,
-            s.elapsed.as_secs_f64(),
-            s.rate(),
-            s.rounds,
-            s.answers,
-            s.decoded,
-            self.findings.len()
-        );
-        if !self.minimising.is_zero() {
-            out.push_str(&format!(
-                "; {:.1} s minimising",
-                self.minimising.as_secs_f64()
-            ));
-        }
-        out.push('\n');
-        if !self.findings.is_empty() {
-            let kinds: Vec<String> = self
-                .by_code()
-                .iter()
-                .map(|(c, n)| format!("{c} {n}"))
-                .collect();
-            out.push_str(&format!("findings: {}\n", kinds.join(", ")));
-        }
-        let possible: u64 = self.targets.iter().map(|t| (t.hi - t.lo) as u64 + 1).sum();
-        let in_range = self
-            .coverage
-            .keys()
-            .filter(|(k, v)| {
-                self.targets
-                    .iter()
-                    .any(|t| t.api_key == *k && (t.lo..=t.hi).contains(v))
-            })
-            .count();
-        out.push_str(&format!(
-            "coverage: {in_range} of {possible} advertised API versions sent ({} APIs), {} (api, version) pairs in all with past-range ones\n",
-            self.targets.len(),
-            self.coverage.len()
-        ));
-        let mut per: BTreeMap<i16, Vec<i16>> = BTreeMap::new();
-        for &(k, v) in self.coverage.keys() {
-            per.entry(k).or_default().push(v);
-        }
-        let list: Vec<String> = per
-            .iter()
-            .map(|(k, vs)| {
-                let name = proto
-                    .api_name(*k)
-                    .map_or(format!("key {k}"), str::to_string);
-                let lo = vs.iter().filter(|&&v| v >= 0).min().copied().unwrap_or(0);
-                let hi = vs
-                    .iter()
-                    .filter(|&&v| (0..1000).contains(&v))
-                    .max()
-                    .copied()
-                    .unwrap_or(0);
-                format!("{name} v{lo}-{hi}")
-            })
-            .collect();
-        out.push_str(&format!("  {}\n", list.join(", ")));
-        for f in &self.findings {
-            out.push_str(&format!(
-                "{} {} v{} [{}]: {} ({} of {} cases){}\n",
-                f.finding.code,
-                f.finding.api.unwrap_or("?"),
-                f.finding.api_version,
-                f.finding.variant,
-                f.finding.message,
-                f.reproducer.sequence.len(),
-                f.reproducer.original_len,
-                f.dir
-                    .as_ref()
-                    .map(|d| format!(" → {}", d.display()))
-                    .unwrap_or_default()
-            ));
-        }
-        if let Some(w) = &self.stopped {
-            out.push_str(&format!("stopped: {w}\n"));
-        }
-        out
-    }
-}
-
 /// APIs whose answers wait on other clients (a group's rebalance): a round behind one looks
 /// hung. Left out unless named with `only`.
 pub const WAITING: &[&str] = &["JoinGroup"];
@@ -289,75 +146,6 @@ fn targets(cfg: &Config, adv: &[(i16, i16, i16)]) -> Vec<Api> {
         }
     }
     out
-}
-
-/// What a reproducer checks on a re-run: `outs` are the rounds with the index of their first
-/// case in `seq`, `alive` the liveness check after them.
-fn judge(
-    code: &str,
-    api_key: i16,
-    version: i16,
-    seq: &[Case],
-    outs: &[(usize, RoundOut)],
-    alive: bool,
-) -> bool {
-    let mut events = outs
-        .iter()
-        .flat_map(|(at, o)| o.events.iter().map(move |e| (*at, e)));
-    match code {
-        "broker-down" | "broker-exited" => !alive,
-        "hung-connection" => alive && outs.iter().any(|(_, o)| o.end == End::Hung),
-        "malformed-response" => events.any(|(at, e)| match e {
-            Event::Malformed { case, .. } => seq
-                .get(at + case)
-                .is_some_and(|c| c.api_key == api_key && c.api_version == version),
-            _ => false,
-        }),
-        "correlation-mismatch" => events.any(|(_, e)| matches!(e, Event::Mismatch { .. })),
-        "bad-frame-size" => events.any(|(_, e)| matches!(e, Event::BadSize { .. })),
-        _ => false,
-    }
-}
-
-/// Runs `seq` as rounds of `round` cases, then the liveness check; says whether `code`
-/// reproduces (`None`: the broker did not come back to run it). Waits for the broker
-/// (restarting it) first.
-#[allow(clippy::too_many_arguments)]
-fn rerun(
-    cfg: &Config,
-    target: &Target,
-    decoder: &mut Decoder,
-    code: &str,
-    api_key: i16,
-    version: i16,
-    round: usize,
-    seq: &[Case],
-    t: &mut Transcript,
-) -> Option<bool> {
-    if !ensure_alive(cfg, target) {
-        return None;
-    }
-    let mut outs = Vec::new();
-    for (i, chunk) in seq.chunks(round.max(1)).enumerate() {
-        let o = exec::round(target, decoder, chunk, t);
-        let refused = o.end == End::Refused;
-        outs.push((i * round.max(1), o));
-        if refused {
-            break;
-        }
-    }
-    let alive = exec::alive(target).is_ok();
-    Some(judge(code, api_key, version, seq, &outs, alive))
-}
-
-fn ensure_alive(cfg: &Config, target: &Target) -> bool {
-    if exec::alive(target).is_ok() {
-        return true;
-    }
-    if let Some(r) = &cfg.restart {
-        r();
-    }
-    exec::await_alive(target, cfg.restart_wait)
 }
 
 /// A finding before minimising: code, the case to blame (index), message, response,
@@ -624,165 +412,6 @@ fn out_first_unanswered(out: &RoundOut, batch: &[Case]) -> Option<usize> {
         return None;
     }
     Some(out.first_unanswered.min(batch.len().saturating_sub(1)))
-}
-
-/// Minimises `seq`, which showed finding `code` (about `api_key` at `version`), re-running it
-/// against the broker: fewer cases, then smaller ones. Returns the smallest sequence that still
-/// showed it, whether any re-run showed it at all, and that re-run's bytes.
-pub fn reduce(
-    cfg: &Config,
-    code: &str,
-    api_key: i16,
-    version: i16,
-    seq: &[Case],
-    hint: Option<usize>,
-) -> (Vec<Case>, bool, Option<Transcript>) {
-    let target = cfg.target(&[]);
-    let mut decoder = crate::records::decoder(cfg.protocol);
-    let last_t: std::cell::RefCell<Option<Transcript>> = std::cell::RefCell::new(None);
-    let mut gone = false;
-    let mut fails = |s: &[Case]| {
-        if gone {
-            return false;
-        }
-        let mut t = Transcript::default();
-        let r = rerun(
-            cfg,
-            &target,
-            &mut decoder,
-            code,
-            api_key,
-            version,
-            cfg.round,
-            s,
-            &mut t,
-        );
-        // A broker that does not come back ends the minimising.
-        gone = r.is_none();
-        let ok = r == Some(true);
-        if ok {
-            *last_t.borrow_mut() = Some(t);
-        }
-        ok
-    };
-    let m = minimise::minimise(seq, hint, cfg.minimise_budget, &mut fails);
-    if last_t.borrow().is_none() {
-        return (seq.to_vec(), false, None);
-    }
-    let m = minimise::shrink_cases(cfg.protocol, m, 8, &mut fails);
-    (m, true, last_t.into_inner())
-}
-
-/// Minimises one finding and saves it.
-#[allow(clippy::too_many_arguments)]
-fn settle(
-    cfg: &Config,
-    code: &'static str,
-    blame: &Case,
-    hint: Option<usize>,
-    seq: Vec<Case>,
-    message: String,
-    response: Vec<u8>,
-    diagnostics: Vec<crate::diag::Diagnostic>,
-    found_in: &Transcript,
-    n: usize,
-) -> Saved {
-    let original_len = seq.len();
-    let reproducible = code != "rss-growth";
-    let (minimal, minimised, last_t) = if reproducible {
-        reduce(cfg, code, blame.api_key, blame.api_version, &seq, hint)
-    } else {
-        (seq.clone(), false, None)
-    };
-    let last = minimal.last().cloned().unwrap_or_else(|| blame.clone());
-    let blame_case = if code == "malformed-response" {
-        blame
-    } else {
-        &last
-    };
-    let mut f = Finding::new(
-        code,
-        blame_case.api_key,
-        cfg.protocol.api_name(blame_case.api_key),
-        blame_case.api_version,
-    );
-    f.variant = blame_case.mutator.clone();
-    f.request = blame_case.bytes.clone();
-    f.response = response;
-    f.diagnostics = diagnostics;
-    f.message = if minimised {
-        format!(
-            "{message}; minimised from {original_len} to {} case(s)",
-            minimal.len()
-        )
-    } else if reproducible {
-        format!("{message}; did not reproduce when re-run: the sequence is kept whole ({original_len} cases)")
-    } else {
-        message
-    };
-    let rp = Reproducer {
-        code,
-        api_key: blame_case.api_key,
-        api_version: blame_case.api_version,
-        round: cfg.round,
-        sequence: minimal,
-        original_len,
-        minimised,
-        seed: cfg.seed,
-        finding: f.to_json(),
-    };
-    let pcap = crate::probe::pcap::pcap_bytes(last_t.as_ref().unwrap_or(found_in));
-    let dir = cfg
-        .out
-        .as_deref()
-        .and_then(|out| rp.save(out, n, &f, &pcap).ok());
-    Saved {
-        finding: f,
-        reproducer: rp,
-        dir,
-    }
-}
-
-/// What a replay showed.
-#[derive(Clone, Debug)]
-pub struct Replay {
-    pub reproducer: Reproducer,
-    pub reproduced: bool,
-    pub transcript: Transcript,
-}
-
-/// Replays a saved reproducer (a `reproducer.json`, or its folder) against `cfg.addr`.
-pub fn replay(cfg: &Config, path: &Path) -> Result<Replay, ProbeError> {
-    check_loopback(&cfg.addr)?;
-    let rp = Reproducer::load(path).map_err(ProbeError::Connect)?;
-    let max: HashMap<i16, i16> = HashMap::new();
-    let mut target = cfg.target(&[]);
-    target.max_versions = max;
-    if !ensure_alive(cfg, &target) {
-        return Err(ProbeError::Connect(format!(
-            "{} does not answer an ApiVersions ping",
-            cfg.addr
-        )));
-    }
-    let mut decoder = crate::records::decoder(cfg.protocol);
-    let mut t = Transcript::default();
-    let reproduced = rerun(
-        cfg,
-        &target,
-        &mut decoder,
-        rp.code,
-        rp.api_key,
-        rp.api_version,
-        rp.round,
-        &rp.sequence,
-        &mut t,
-    )
-    .unwrap_or(false);
-    Ok(Replay {
-        reproducer: rp,
-        reproduced,
-        transcript: t,
-    })
 }
 
 /// The finding codes the fuzzer adds to the probe's (see `findings::CODES`).
