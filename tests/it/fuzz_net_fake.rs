@@ -341,3 +341,44 @@ fn a_saved_finding_replays_and_a_harmless_one_does_not() {
     );
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn a_broker_found_down_again_is_waited_for_even_when_the_finding_is_a_repeat() {
+    // Dies on every version past its range and stays down for a second each time. Only the first
+    // death is a new finding; the later ones are repeats, and the run must still wait for the
+    // broker before its next round instead of counting rounds that never connected as sent.
+    let f = fake(
+        Arc::new(|req: &[u8], _: &mut Vec<u8>| {
+            if req.len() >= 4 {
+                let key = i16::from_be_bytes([req[0], req[1]]);
+                let v = i16::from_be_bytes([req[2], req[3]]);
+                if APIS.iter().any(|&(k, _, hi)| k == key && v > hi) && key != API_VERSIONS {
+                    return Verdict::Die;
+                }
+            }
+            standard(&APIS, req)
+        }),
+        Duration::from_millis(1000),
+    );
+    let mut cfg = config(f.addr);
+    cfg.cases = Some(400);
+    cfg.seed = 3;
+    cfg.max_findings = 50;
+    let rep = fuzz::run(&cfg).unwrap();
+    let deaths = *f.deaths.lock().unwrap();
+    assert!(
+        deaths >= 3,
+        "{deaths} deaths: {}",
+        rep.summary(cfg.protocol)
+    );
+    assert!(rep.stats.restarts >= 2, "{}", rep.summary(cfg.protocol));
+    assert!(rep.stopped.is_none(), "{:?}", rep.stopped);
+    // Every case counted reached the broker (the fake also sees pings and re-runs: at least).
+    let seen = f.seen.lock().unwrap().len() as u64;
+    assert!(
+        seen >= rep.stats.cases,
+        "{} cases counted, {seen} requests reached the broker: {}",
+        rep.stats.cases,
+        rep.summary(cfg.protocol)
+    );
+}

@@ -202,21 +202,31 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
             rep.stopped = Some("no request could be generated for the advertised APIs".into());
             break;
         }
-        for c in &batch {
-            *rep.coverage.entry((c.api_key, c.api_version)).or_insert(0) += 1;
-            if rep.first_cases.len() < KEEP_FIRST {
-                rep.first_cases.push(c.clone());
-            }
-        }
-        rep.stats.cases += batch.len() as u64;
-        rep.stats.rounds += 1;
         let mut t = Transcript::default();
         let out = exec::round(&target, &mut decoder, &batch, &mut t);
+        // A round that could not connect sent nothing: its cases are not counted, and the
+        // broker is brought back (or the run stops) before the next one.
+        let sent = out.end != End::Refused;
+        if sent {
+            for c in &batch {
+                *rep.coverage.entry((c.api_key, c.api_version)).or_insert(0) += 1;
+                if rep.first_cases.len() < KEEP_FIRST {
+                    rep.first_cases.push(c.clone());
+                }
+            }
+            rep.stats.cases += batch.len() as u64;
+            rep.stats.rounds += 1;
+        }
         rep.stats.answers += out.answers as u64;
         rep.stats.decoded += out.decoded as u64;
         let base = pending.len();
-        pending.extend(batch.iter().cloned());
+        if sent {
+            pending.extend(batch.iter().cloned());
+        }
         let mut found: Vec<Raw> = Vec::new();
+        // The liveness check failed: whether or not the finding is new, the next round needs
+        // the broker back.
+        let mut down = false;
         for ev in &out.events {
             match ev {
                 Event::Malformed {
@@ -277,6 +287,7 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
             let hint = answered_upto.map(|i| base + i);
             match live {
                 Err(why) => {
+                    down = true;
                     let code = if exited { "broker-exited" } else { "broker-down" };
                     found.push((
                         code,
@@ -364,15 +375,7 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
             rep.findings.push(saved);
             minimising += m0.elapsed();
             if matches!(code, "broker-down" | "broker-exited") && !ensure_alive(cfg, &target) {
-                rep.stopped = Some(format!(
-                    "the broker did not come back within {:.0} s{}",
-                    cfg.restart_wait.as_secs_f64(),
-                    if cfg.restart.is_none() {
-                        " (no --restart-cmd)"
-                    } else {
-                        ""
-                    }
-                ));
+                rep.stopped = Some(not_back(cfg));
                 break;
             }
             if let (Some(p), Some(b)) = (pid.as_mut(), cfg.broker_pid) {
@@ -381,6 +384,12 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
                     let _ = p;
                     pid = None;
                 }
+            }
+        }
+        if rep.stopped.is_none() && down {
+            rep.stats.restarts += 1;
+            if !ensure_alive(cfg, &target) {
+                rep.stopped = Some(not_back(cfg));
             }
         }
         if rep.stopped.is_some() {
@@ -399,6 +408,19 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
     rep.stats.findings = rep.findings.len();
     rep.minimising = minimising;
     Ok(rep)
+}
+
+/// Why the run stopped when the broker stayed down.
+fn not_back(cfg: &Config) -> String {
+    format!(
+        "the broker did not come back within {:.0} s{}",
+        cfg.restart_wait.as_secs_f64(),
+        if cfg.restart.is_none() {
+            " (no --restart-cmd)"
+        } else {
+            ""
+        }
+    )
 }
 
 fn pid_state(pid: u32) -> PidState {

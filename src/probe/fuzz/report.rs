@@ -16,6 +16,8 @@ pub struct Stats {
     pub answers: u64,
     pub decoded: u64,
     pub findings: usize,
+    /// Times the broker was found down after a round (and restarted, or waited for).
+    pub restarts: u64,
     pub elapsed: Duration,
 }
 
@@ -80,6 +82,12 @@ impl FuzzReport {
             s.decoded,
             self.findings.len()
         );
+        if s.restarts > 0 {
+            out.push_str(&format!(
+                ", broker down {} time(s) (restarted or waited for)",
+                s.restarts
+            ));
+        }
         if !self.minimising.is_zero() {
             out.push_str(&format!(
                 "; {:.1} s minimising",
