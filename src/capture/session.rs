@@ -64,7 +64,12 @@ impl Session {
     }
 
     /// The name of a topic id seen in an earlier response.
+    /// The KRaft metadata topic's id is fixed (`Uuid.METADATA_TOPIC_ID`, 0…01).
     pub fn topic_name(&self, id: [u8; 16]) -> Option<&str> {
+        const METADATA_TOPIC_ID: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+        if id == METADATA_TOPIC_ID {
+            return Some("__cluster_metadata");
+        }
         self.topics.get(&id).map(String::as_str)
     }
 
