@@ -163,6 +163,8 @@ pub struct Finding {
     /// The API of the PDU that broke it.
     pub api: Option<&'static str>,
     pub connection: Option<Conn>,
+    /// The field of the PDU that broke it and its byte offset, when one field did.
+    pub field: Option<(&'static str, u64)>,
 }
 
 impl Finding {
@@ -175,7 +177,13 @@ impl Finding {
             seen: String::new(),
             api: None,
             connection: None,
+            field: None,
         }
+    }
+
+    fn field(mut self, path: &'static str, offset: u64) -> Self {
+        self.field = Some((path, offset));
+        self
     }
 
     fn at(mut self, pdu: &Pdu) -> Self {
@@ -194,8 +202,9 @@ impl Finding {
         self.rule.severity
     }
 
-    /// The finding as a PDU diagnostic (`decode --check`): the rule's code and severity, path
-    /// `check`, and a message naming the frames involved and what was expected.
+    /// The finding as a PDU diagnostic (`decode --check`): the rule's code and severity, the
+    /// field's path and offset when one field broke it (else path `check`, offset 0), and a
+    /// message naming the frames involved and what was expected.
     pub fn diagnostic(&self) -> Diagnostic {
         let frames: Vec<String> = self.frames.iter().map(u64::to_string).collect();
         let mut m = format!("{} [frames {}]", self.message, frames.join(","));
@@ -205,7 +214,8 @@ impl Finding {
                 self.expected, self.seen
             ));
         }
-        Diagnostic::new(self.severity(), self.rule.code, "check", 0, m)
+        let (path, offset) = self.field.unwrap_or(("check", 0));
+        Diagnostic::new(self.severity(), self.rule.code, path, offset, m)
     }
 }
 

@@ -133,8 +133,7 @@ impl DecodeLoop {
 }
 
 /// Decodes one frame into `pdu`, learns from it when `learn` (else `session` is left as it is,
-/// for a frame that [`Session::may_learn_from`] rules out), checks it against the session and
-/// names its topic ids.
+/// for a frame that [`Session::may_learn_from`] rules out) and names its topic ids.
 pub fn decode_frame(
     decoder: &mut Decoder,
     session: &mut Arc<Session>,
@@ -152,8 +151,6 @@ pub fn decode_frame(
     if learn && Session::may_learn_from(pdu.direction, pdu.api_key) {
         Arc::make_mut(session).learn(pdu);
     }
-    let found = session.check(pdu);
-    pdu.tree.diags.extend(found);
     name_topic_ids(&pdu.tree, &**session, &mut pdu.topic_names);
 }
 
