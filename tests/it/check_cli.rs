@@ -178,3 +178,53 @@ fn decode_check_adds_findings_to_the_pdu_diagnostics() {
     assert_eq!(out.lines().count(), 1, "{out}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_real_idempotent_and_transactional_producer_is_clean() {
+    let cap = common::repo().join("captures/producers/mock-kcat-idempotent-txn.pcap");
+    let cap = cap.to_str().unwrap();
+    let mut args = vec!["check", "--format", "jsonl", cap];
+    for p in ["33129", "39367", "45455", "41877", "37973", "33167"] {
+        args.extend(["--port", p]);
+    }
+    let (out, code) = kinspect(&args);
+    assert_eq!((out.as_str(), code), ("", 0));
+    // The rules had something to judge: idempotent batches on four partitions with sequences
+    // 0 and 4, and one transactional batch after AddPartitionsToTxn.
+    args[0] = "decode";
+    args[2] = "jsonl";
+    let (out, _) = kinspect(&args);
+    let mut batches = Vec::new();
+    for l in out.lines() {
+        let p: J = serde_json::from_str(l).unwrap();
+        if p["api"] != "Produce" || p["direction"] != "request" {
+            continue;
+        }
+        for t in p["body"]["TopicData"].as_array().unwrap() {
+            for pd in t["PartitionData"].as_array().unwrap() {
+                for b in pd["Records"].as_array().unwrap() {
+                    batches.push((
+                        pd["Index"].as_i64().unwrap(),
+                        b["BaseSequence"].as_i64().unwrap(),
+                        b["Attributes"]["IsTransactional"].as_bool().unwrap(),
+                    ));
+                }
+            }
+        }
+    }
+    batches.sort();
+    assert_eq!(
+        batches,
+        [
+            (0, 0, false),
+            (0, 4, false),
+            (1, 0, false),
+            (1, 0, true),
+            (1, 4, false),
+            (2, 0, false),
+            (2, 4, false),
+            (3, 0, false),
+            (3, 4, false)
+        ]
+    );
+}

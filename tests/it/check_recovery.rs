@@ -364,3 +364,41 @@ fn isr_broker_epoch_stale_against_the_registration() {
         "-1: not checked by the controller"
     );
 }
+
+/// `kinspect check` reads batch headers only, except for the metadata log: the Fetch answer's
+/// records are still judged, and a log segment is an input like a capture.
+#[test]
+fn the_cli_reads_metadata_records_in_fetch_answers_and_segments() {
+    let dir = std::env::temp_dir().join(format!("kinspect-recovery-cli-{}", std::process::id()));
+    let seg_dir = dir.join("__cluster_metadata-0");
+    std::fs::create_dir_all(&seg_dir).unwrap();
+    let pcap = dir.join("alter.pcap");
+    std::fs::write(
+        &pcap,
+        alter_pcap(&[partition_record(2, &[2], 0, 6)], 1, &[(2, 77)]),
+    )
+    .unwrap();
+    let seg = seg_dir.join("00000000000000000000.log");
+    std::fs::write(&seg, batch(&[partition_record(2, &[2, 3], 1, 6)], 0)).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kinspect"))
+        .args(["check", "--format", "jsonl"])
+        .args([&pcap, &seg])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let rules: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["rule"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        rules,
+        ["recovery-state-reverted", "recovering-isr-not-leader"]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
