@@ -13,13 +13,14 @@
 //!   -1 and -2 leave the group.
 //! - The coordinator assigns a partition to a new owner only once the old one revoked it
 //!   (KIP-848 "partitions pending revocation"): two members never own the same partition at
-//!   the same member epoch.
+//!   the same member epoch. A classic group's leader assigns each partition to one member
+//!   (`ConsumerPartitionAssignor`, `ConsumerProtocolAssignment.json`).
 
 use super::fields::{body, elems, int, int_any, text, uuid};
 use super::{frame_of, votes::Pending, Finding, RuleId, Table};
 use crate::limits::{MAX_CHECK_ASSIGNMENT, MAX_CHECK_GROUP_MEMBERS};
 use crate::pdu::Pdu;
-use crate::wire::tree::Value;
+use crate::wire::tree::{NodeId, Value};
 
 const OFFSET_COMMIT: i16 = 8;
 const JOIN_GROUP: i16 = 11;
@@ -70,29 +71,16 @@ impl Groups {
         let frame = frame_of(&pdu.origin);
         match k {
             JOIN_GROUP => return Some(Pending::Group { group: g }),
+            SYNC_GROUP if super::fields::elems(t, b, "Assignments").nth(1).is_some() => {
+                self.classic_assignments(pdu, b, group, out);
+                let member = text(t, b, "MemberId").unwrap_or("");
+                let gen = int_any(t, b, &["GenerationId"])?;
+                self.generation_used(pdu, group, g, member, gen, frame, out);
+            }
             SYNC_GROUP | HEARTBEAT | OFFSET_COMMIT => {
                 let member = text(t, b, "MemberId").unwrap_or("");
                 let gen = int_any(t, b, &["GenerationId", "GenerationIdOrMemberEpoch"])?;
-                if gen < 0 || member.is_empty() {
-                    return None;
-                }
-                let m = self.members.get(&(g, key(member)))?;
-                if let Some((known, kf)) = m.generation {
-                    if (gen as i32) < known {
-                        out.push(
-                            Finding::new(
-                                RuleId::GenerationRegressed,
-                                vec![kf, frame],
-                                format!(
-                                    "{} of member {member} in group {group} with generation {gen}, but the JoinGroup answer of frame {kf} gave it generation {known}",
-                                    pdu.api_name.unwrap_or("request")
-                                ),
-                            )
-                            .expect(format!("generation >= {known}"), gen.to_string())
-                            .at(pdu),
-                        );
-                    }
-                }
+                self.generation_used(pdu, group, g, member, gen, frame, out);
             }
             CONSUMER_GROUP_HEARTBEAT => {
                 let member = text(t, b, "MemberId").unwrap_or("");
@@ -124,6 +112,82 @@ impl Groups {
             _ => {}
         }
         None
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn generation_used(
+        &self,
+        pdu: &Pdu,
+        group: &str,
+        g: u64,
+        member: &str,
+        gen: i64,
+        frame: u64,
+        out: &mut Vec<Finding>,
+    ) {
+        if gen < 0 || member.is_empty() {
+            return;
+        }
+        let Some(m) = self.members.get(&(g, key(member))) else {
+            return;
+        };
+        if let Some((known, kf)) = m.generation {
+            if (gen as i32) < known {
+                out.push(
+                    Finding::new(
+                        RuleId::GenerationRegressed,
+                        vec![kf, frame],
+                        format!(
+                            "{} of member {member} in group {group} with generation {gen}, but the JoinGroup answer of frame {kf} gave it generation {known}",
+                            pdu.api_name.unwrap_or("request")
+                        ),
+                    )
+                    .expect(format!("generation >= {known}"), gen.to_string())
+                    .at(pdu),
+                );
+            }
+        }
+    }
+
+    /// A classic leader's SyncGroup: the consumer-protocol assignments of one generation must
+    /// not share a partition.
+    fn classic_assignments(&self, pdu: &Pdu, b: NodeId, group: &str, out: &mut Vec<Finding>) {
+        let t = &pdu.tree;
+        let mut seen: Vec<(&str, i32, &str)> = Vec::new();
+        for a in elems(t, b, "Assignments") {
+            let member = text(t, a, "MemberId").unwrap_or("");
+            let Some(n) = super::fields::member(t, a, "Assignment").map(|n| t.node(n)) else {
+                continue;
+            };
+            let Value::Bytes(span) = n.value else {
+                continue;
+            };
+            let Some(parts) = consumer_assignment(t.bytes(n.buf, span)) else {
+                continue;
+            };
+            for (topic, p) in parts {
+                if let Some(&(_, _, other)) = seen
+                    .iter()
+                    .find(|&&(tp, pp, o)| tp == topic && pp == p && o != member)
+                {
+                    out.push(
+                        Finding::new(
+                            RuleId::PartitionAssignedTwice,
+                            vec![frame_of(&pdu.origin)],
+                            format!(
+                                "the leader's SyncGroup of group {group} assigns {topic}-{p} to both {other} and {member} in one generation"
+                            ),
+                        )
+                        .expect("one owner per partition", "two")
+                        .at(pdu),
+                    );
+                    return;
+                }
+                if seen.len() < MAX_CHECK_ASSIGNMENT {
+                    seen.push((topic, p, member));
+                }
+            }
+        }
     }
 
     pub(super) fn response(&mut self, pdu: &Pdu, pending: Pending, out: &mut Vec<Finding>) {
@@ -219,5 +283,59 @@ impl Groups {
 
     pub(super) fn capped(&mut self, frame: u64, out: &mut Vec<Finding>) {
         out.extend(self.members.capped(frame));
+    }
+}
+
+/// A `ConsumerProtocolAssignment` (int16 version, then `AssignedPartitions`: int32 count of
+/// {int16-length topic, int32 count of int32 partitions}; `UserData` after is not read): its
+/// (topic, partition)s, at most `MAX_CHECK_ASSIGNMENT`; `None` when it does not parse.
+fn consumer_assignment(b: &[u8]) -> Option<Vec<(&str, i32)>> {
+    let mut at = 2usize;
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let s = b.get(at..at.checked_add(n)?)?;
+        at += n;
+        Some(s)
+    };
+    take(0)?;
+    let i32_of = |s: &[u8]| i32::from_be_bytes([s[0], s[1], s[2], s[3]]);
+    let topics = i32_of(take(4)?);
+    let mut out = Vec::new();
+    for _ in 0..topics.max(0) {
+        let len = i16::from_be_bytes(take(2)?.try_into().ok()?);
+        let topic = std::str::from_utf8(take(len.max(0) as usize)?).ok()?;
+        let n = i32_of(take(4)?);
+        for _ in 0..n.max(0) {
+            let p = i32_of(take(4)?);
+            if out.len() >= MAX_CHECK_ASSIGNMENT {
+                return Some(out);
+            }
+            out.push((topic, p));
+        }
+    }
+    (b.len() >= 2).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::consumer_assignment;
+
+    #[test]
+    fn a_real_consumer_assignment_parses_and_a_cut_one_does_not() {
+        // The leader's SyncGroup assignment in captures/mock-confluent-group.pcap (base64
+        // AAAAAAABAARjZ3JwAAAAAgAAAAAAAAABAAAAAA==): v0, topic cgrp, partitions 0 and 1.
+        let b = [
+            0, 0, 0, 0, 0, 1, 0, 4, b'c', b'g', b'r', b'p', 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0,
+            0, 0, 0,
+        ];
+        assert_eq!(
+            consumer_assignment(&b),
+            Some(vec![("cgrp", 0), ("cgrp", 1)])
+        );
+        assert_eq!(consumer_assignment(&b[..20]), None);
+        assert_eq!(
+            consumer_assignment(&[0, 0, 0x7f, 0xff, 0xff, 0xff]),
+            None,
+            "no 2 Gi topics"
+        );
     }
 }

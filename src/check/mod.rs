@@ -127,8 +127,8 @@ rules! {
         "a classic member's SyncGroup, Heartbeat and OffsetCommit generation is not below the one its last JoinGroup answer gave it";
     FencedMemberNotRejoined = "fenced-member-not-rejoined", Error, "groups", "KIP-848", "GroupMetadataManager.java:1439-1455; AbstractMembershipManager.transitionToFenced (:377); ConsumerGroupHeartbeatRequest.JOIN_GROUP_MEMBER_EPOCH",
         "after FENCED_MEMBER_EPOCH a ConsumerGroupHeartbeat member rejoins with MemberEpoch 0 (or leaves with -1/-2)";
-    PartitionAssignedTwice = "partition-assigned-twice", Error, "groups", "KIP-848", "GroupMetadataManager / CurrentAssignmentBuilder (partitions pending revocation)",
-        "no partition is assigned to two members of a group at the same member epoch (ConsumerGroupHeartbeat answers)";
+    PartitionAssignedTwice = "partition-assigned-twice", Error, "groups", "KIP-848", "GroupMetadataManager / CurrentAssignmentBuilder (partitions pending revocation); ConsumerProtocolAssignment.json",
+        "no partition is assigned to two members of a group at the same member epoch (ConsumerGroupHeartbeat answers) or in one classic leader's SyncGroup";
     ImpossibleTransition = "impossible-transition", Error, "votes", "KIP-996", "QuorumState.java:35-83 (transition table), guards :350-727",
         "the replica states inferred from traffic change only as the KRaft transition table allows";
 }

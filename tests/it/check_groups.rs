@@ -5,12 +5,15 @@
 //! the librdkafka mock and tansu, kcat -G) are checked clean in `check_cli`.
 
 use crate::check_support::{check, request, response, Net};
+use bytes::BytesMut;
 use kafka_protocol::messages::{
-    consumer_group_heartbeat_response as cgr, ConsumerGroupHeartbeatRequest,
-    ConsumerGroupHeartbeatResponse, GroupId, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
-    JoinGroupResponse, OffsetCommitRequest, OffsetCommitResponse,
+    consumer_group_heartbeat_response as cgr, consumer_protocol_assignment as cpa,
+    sync_group_request, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
+    ConsumerProtocolAssignment, GroupId, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
+    JoinGroupResponse, OffsetCommitRequest, OffsetCommitResponse, SyncGroupRequest,
+    SyncGroupResponse, TopicName,
 };
-use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::protocol::{Encodable, StrBytes};
 use std::net::SocketAddr;
 
 fn ends(client: u8) -> (SocketAddr, SocketAddr) {
@@ -38,6 +41,10 @@ enum Step {
     /// ConsumerGroupHeartbeat v0 from client `c` (member "m<c>") with this epoch, answered with
     /// (error, epoch, assigned partitions of topic [9; 16]).
     Cgh(u8, i32, i16, i32, &'static [i32]),
+    /// The leader's SyncGroup v3 (generation 3): member "m<i>" gets these partitions of
+    /// "orders", as a ConsumerProtocolAssignment v0 (int16 version, then the struct, as
+    /// `ConsumerProtocol.serializeAssignment` writes it).
+    Sync(&'static [&'static [i32]]),
 }
 use Step::*;
 
@@ -86,6 +93,37 @@ fn codes(steps: &[Step]) -> Vec<&'static str> {
                     srv,
                     false,
                     &response(8, corr, &OffsetCommitResponse::default()),
+                );
+            }
+            Sync(members) => {
+                let assignments = members
+                    .iter()
+                    .enumerate()
+                    .map(|(i, parts)| {
+                        let a =
+                            ConsumerProtocolAssignment::default().with_assigned_partitions(vec![
+                                cpa::TopicPartition::default()
+                                    .with_topic(TopicName(s("orders")))
+                                    .with_partitions(parts.to_vec()),
+                            ]);
+                        let mut b = BytesMut::from(&0i16.to_be_bytes()[..]);
+                        a.encode(&mut b, 0).unwrap();
+                        sync_group_request::SyncGroupRequestAssignment::default()
+                            .with_member_id(StrBytes::from_string(format!("m{}", i + 1)))
+                            .with_assignment(b.freeze())
+                    })
+                    .collect();
+                let q = SyncGroupRequest::default()
+                    .with_group_id(group())
+                    .with_generation_id(3)
+                    .with_member_id(s("m1"))
+                    .with_assignments(assignments);
+                net.send(c, srv, true, &request(14, 3, corr, &q));
+                net.send(
+                    c,
+                    srv,
+                    false,
+                    &response(3, corr, &SyncGroupResponse::default()),
                 );
             }
             Cgh(client, epoch, error, answer_epoch, parts) => {
@@ -165,4 +203,18 @@ fn partition_assigned_twice() {
         Cgh(2, 0, 0, 3, &[1]),
     ])
     .is_empty());
+}
+
+#[test]
+fn partition_assigned_twice_by_a_classic_leader() {
+    assert!(codes(&[Join(3), Sync(&[&[0, 1], &[2]])]).is_empty());
+    assert_eq!(
+        codes(&[Join(3), Sync(&[&[0, 1], &[1, 2]])]),
+        ["partition-assigned-twice"]
+    );
+    // The SyncGroup's generation is judged too.
+    assert_eq!(
+        codes(&[Join(4), Sync(&[&[0], &[1]])]),
+        ["generation-regressed"]
+    );
 }
