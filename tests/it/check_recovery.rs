@@ -100,6 +100,29 @@ fn change_record(leader: Option<i32>, isr: Option<&[i32]>, recovery: Option<i8>)
     framed(5, &b)
 }
 
+/// RegisterBrokerRecord v0 (apiKey 0): BrokerId, IncarnationId, BrokerEpoch, EndPoints (one:
+/// Name, Host, Port uint16, SecurityProtocol int16, no tags), Features (none), Rack (null),
+/// Fenced; no tags.
+fn register_broker_record(id: i32, epoch: i64) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&id.to_be_bytes());
+    b.extend_from_slice(&[3; 16]);
+    b.extend_from_slice(&epoch.to_be_bytes());
+    b.push(2); // one endpoint
+    for text in ["PLAINTEXT", "10.0.0.2"] {
+        uvarint(text.len() as u32 + 1, &mut b);
+        b.extend_from_slice(text.as_bytes());
+    }
+    b.extend_from_slice(&9092u16.to_be_bytes());
+    b.extend_from_slice(&0i16.to_be_bytes());
+    b.push(0); // endpoint tags
+    b.push(1); // no features
+    b.push(0); // Rack null
+    b.push(0); // Fenced false
+    b.push(0); // tags
+    framed(0, &b)
+}
+
 /// One batch of metadata records (null keys).
 fn batch(values: &[Vec<u8>], base: i64) -> Vec<u8> {
     let records: Vec<Record> = values
@@ -401,4 +424,15 @@ fn the_cli_reads_metadata_records_in_fetch_answers_and_segments() {
         ["recovery-state-reverted", "recovering-isr-not-leader"]
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn isr_broker_epoch_stale_against_a_register_broker_record() {
+    // Broker 2 registered again (RegisterBrokerRecord epoch 90, in the fetched metadata log)
+    // after its BrokerRegistration answer said 77: 77 is now stale.
+    let log = [register_broker_record(2, 90)];
+    let f = alter(&log, 0, &[(2, 77)]);
+    assert_eq!(codes(&f), ["isr-broker-epoch-stale"]);
+    assert_eq!(f[0].expected, "broker epoch 90 (or -1)");
+    assert!(alter(&log, 0, &[(2, 90)]).is_empty());
 }
