@@ -92,3 +92,31 @@ pub const MAX_CHECK_ELECTIONS: usize = 16_384;
 
 /// Most events the quorum timeline keeps; later ones are counted.
 pub const MAX_CHECK_TIMELINE_EVENTS: usize = 10_000;
+
+/// Most partitions whose KIP-704 leader-recovery state (from metadata records) the checker keeps.
+pub const MAX_CHECK_RECOVERY_PARTITIONS: usize = 262_144;
+
+/// Most brokers whose registration epoch the checker keeps.
+pub const MAX_CHECK_BROKER_EPOCHS: usize = 65_536;
+
+/// Most ISR members the checker reads from one record or AlterPartition partition (Kafka's
+/// replica ids are bounded only by the array length).
+pub const MAX_CHECK_ISR: usize = 256;
+
+/// Most (producer id, topic, partition) sequence states the checker keeps.
+pub const MAX_CHECK_PRODUCER_PARTITIONS: usize = 262_144;
+
+/// Most producer ids (epochs, transactions) the checker keeps.
+pub const MAX_CHECK_PRODUCERS: usize = 65_536;
+
+/// Most partitions the checker remembers as added to one producer's transaction.
+pub const MAX_CHECK_TXN_PARTITIONS: usize = 4096;
+
+/// Most unanswered Produce requests whose batches the checker keeps to explain their answers.
+pub const MAX_CHECK_PRODUCE_INFLIGHT: usize = 65_536;
+
+/// Most (group, member) states the checker keeps.
+pub const MAX_CHECK_GROUP_MEMBERS: usize = 65_536;
+
+/// Most partitions the checker keeps of one member's assignment.
+pub const MAX_CHECK_ASSIGNMENT: usize = 4096;

@@ -1,22 +1,16 @@
-//! Conversation state that needs decoded bodies, fed PDU by PDU by the decode loop: the API
-//! versions each broker advertised in its ApiVersions response (so a request at a version the
-//! broker did not offer is diagnosed), and topic ids resolved to names from Metadata,
-//! DescribeTopicPartitions and CreateTopics responses.
+//! Conversation state that decoding needs, fed PDU by PDU by the decode loop: topic ids
+//! resolved to names from Metadata, DescribeTopicPartitions and CreateTopics responses.
 //!
 //! The names serve twice: the decoder reads `records` under a topic known only by id with them
-//! (`TopicNames`), and [`name_topic_ids`] lists them for the printers (`_topic_name`).
-//!
-//! Diagnostic codes (warnings, path `header.RequestApiVersion` or `header.RequestApiKey`):
-//! - `version-not-advertised`: the request's version is outside the range the broker advertised.
-//! - `api-not-advertised`: the broker's ApiVersions response did not list the request's API.
+//! (`TopicNames`), and [`name_topic_ids`] lists them for the printers (`_topic_name`). What a
+//! conversation should look like (versions the broker advertised, correlation ids, epochs) is
+//! `check`'s: `decode --check` adds its findings.
 
-use crate::diag::Diagnostic;
 use crate::pdu::{Direction, Pdu};
 use crate::protocol::KnownApis;
 use crate::wire::hook::TopicNames;
 use crate::wire::tree::{Entity, Kind, NodeId, Tree, Value};
 use std::collections::HashMap;
-use std::net::SocketAddr;
 
 /// The APIs the session learns from, by name in the built-in registry (API keys are Kafka's,
 /// not a release's: an overlay does not renumber them).
@@ -26,28 +20,10 @@ fn known() -> &'static KnownApis {
 
 /// Most topic ids remembered; a capture naming more keeps the first ones.
 const MAX_TOPIC_IDS: usize = 1 << 20;
-/// Most brokers whose advertised versions are remembered.
-const MAX_BROKERS: usize = 4096;
-
-/// What one broker advertised: api key → (min, max).
-type Advertised = HashMap<i16, (i16, i16)>;
 
 #[derive(Default, Debug, Clone)]
 pub struct Session {
-    /// Keyed by the broker's address; a PDU without a connection (a hex dump) uses `None`.
-    advertised: HashMap<Option<SocketAddr>, Advertised>,
     topics: HashMap<[u8; 16], String>,
-}
-
-fn int(tree: &Tree, id: NodeId, name: &str) -> Option<i64> {
-    match tree.node(tree.child(id, name)?).value {
-        Value::Int(v) => Some(v),
-        _ => None,
-    }
-}
-
-fn member(tree: &Tree, id: NodeId, name: &str) -> Option<NodeId> {
-    tree.child(id, name)
 }
 
 fn body(tree: &Tree) -> Option<NodeId> {
@@ -64,24 +40,18 @@ impl Session {
     }
 
     /// The name of a topic id seen in an earlier response.
+    /// The KRaft metadata topic's id is fixed (`Uuid.METADATA_TOPIC_ID`, 0…01).
     pub fn topic_name(&self, id: [u8; 16]) -> Option<&str> {
+        const METADATA_TOPIC_ID: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+        if id == METADATA_TOPIC_ID {
+            return Some("__cluster_metadata");
+        }
         self.topics.get(&id).map(String::as_str)
     }
 
     /// Topic ids known so far.
     pub fn topic_count(&self) -> usize {
         self.topics.len()
-    }
-
-    /// The version range the broker of `pdu`'s connection advertised for `api_key`.
-    pub fn advertised(&self, server: Option<SocketAddr>, api_key: i16) -> Option<(i16, i16)> {
-        self.advertised.get(&server)?.get(&api_key).copied()
-    }
-
-    /// Learns from a decoded PDU and returns the diagnostics it earns.
-    pub fn observe(&mut self, pdu: &Pdu) -> Vec<Diagnostic> {
-        self.learn(pdu);
-        self.check(pdu)
     }
 
     /// Whether a frame with these hints may teach the session something: a response (or a
@@ -92,16 +62,10 @@ impl Session {
         let k = known();
         direction != Some(Direction::Request)
             && api_key.is_some()
-            && [
-                k.api_versions,
-                k.metadata,
-                k.create_topics,
-                k.describe_topic_partitions,
-            ]
-            .contains(&api_key)
+            && [k.metadata, k.create_topics, k.describe_topic_partitions].contains(&api_key)
     }
 
-    /// Learns what a decoded response says: advertised versions, topic names.
+    /// Learns what a decoded response says: topic names.
     pub fn learn(&mut self, pdu: &Pdu) {
         if pdu.direction != Some(Direction::Response)
             || pdu.api_version.is_none()
@@ -112,77 +76,7 @@ impl Session {
         let Some(b) = body(&pdu.tree) else {
             return;
         };
-        let server = pdu.origin.conn.map(|c| c.server);
-        if pdu.api_key == known().api_versions {
-            self.learn_versions(server, &pdu.tree, b)
-        } else {
-            self.learn_topics(&pdu.tree, b)
-        }
-    }
-
-    /// The diagnostics a decoded PDU earns against what was learnt so far (requests at
-    /// versions their broker did not advertise).
-    pub fn check(&self, pdu: &Pdu) -> Vec<Diagnostic> {
-        let server = pdu.origin.conn.map(|c| c.server);
-        match (pdu.direction, pdu.api_key, pdu.api_version) {
-            (Some(Direction::Request), Some(key), Some(version)) => {
-                self.check_request(server, key, version)
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    fn check_request(&self, server: Option<SocketAddr>, key: i16, version: i16) -> Vec<Diagnostic> {
-        // Clients probe ApiVersions above what the broker knows on purpose (the broker answers
-        // with a v0 body), so that request is never a mistake.
-        if Some(key) == known().api_versions {
-            return Vec::new();
-        }
-        let Some(adv) = self.advertised.get(&server) else {
-            return Vec::new();
-        };
-        match adv.get(&key) {
-            Some(&(min, max)) if version < min || version > max => vec![Diagnostic::warning(
-                "version-not-advertised",
-                "header.RequestApiVersion",
-                6,
-                format!("request at version {version}, but the broker advertised versions {min}..={max} of API {key} in its ApiVersions response"),
-            )],
-            Some(_) => Vec::new(),
-            None => vec![Diagnostic::warning(
-                "api-not-advertised",
-                "header.RequestApiKey",
-                4,
-                format!("request for API {key}, which the broker's ApiVersions response did not list"),
-            )],
-        }
-    }
-
-    fn learn_versions(&mut self, server: Option<SocketAddr>, tree: &Tree, b: NodeId) {
-        // An error response (UNSUPPORTED_VERSION fallback) lists only ApiVersions itself.
-        if int(tree, b, "ErrorCode") != Some(0) {
-            return;
-        }
-        let Some(keys) = member(tree, b, "ApiKeys") else {
-            return;
-        };
-        if tree.node(keys).kind != Kind::Array {
-            return;
-        }
-        let mut adv = Advertised::new();
-        for e in tree.children(keys) {
-            let (Some(k), Some(min), Some(max)) = (
-                int(tree, e, "ApiKey"),
-                int(tree, e, "MinVersion"),
-                int(tree, e, "MaxVersion"),
-            ) else {
-                continue;
-            };
-            adv.insert(k as i16, (min as i16, max as i16));
-        }
-        if self.advertised.len() < MAX_BROKERS || self.advertised.contains_key(&server) {
-            self.advertised.insert(server, adv);
-        }
+        self.learn_topics(&pdu.tree, b)
     }
 
     /// Every struct of the body that carries both a topic id and a topic name (the `Topics[]`
@@ -273,29 +167,6 @@ mod tests {
         assert_eq!(k.controlled_shutdown, Some(7));
     }
 
-    /// A response tree shaped like the decoder's: root { header, body { ErrorCode, ApiKeys[] } }.
-    fn api_versions(entries: &[(i64, i64, i64)], error: i64) -> Tree {
-        let mut t = Tree::new();
-        t.reset(&[0; 64]);
-        let root = t.open("", Kind::Struct, 0, 0);
-        let h = t.open("header", Kind::Struct, 0, 4);
-        t.close(h, 8);
-        let b = t.open("body", Kind::Struct, 0, 8);
-        t.leaf("ErrorCode", Value::Int(error), 0, 8, 2);
-        let arr = t.open("ApiKeys", Kind::Array, 0, 10);
-        for &(k, min, max) in entries {
-            let e = t.open("", Kind::Struct, 0, 10);
-            t.leaf("ApiKey", Value::Int(k), 0, 10, 2);
-            t.leaf("MinVersion", Value::Int(min), 0, 12, 2);
-            t.leaf("MaxVersion", Value::Int(max), 0, 14, 2);
-            t.close(e, 16);
-        }
-        t.close(arr, 16);
-        t.close(b, 16);
-        t.close(root, 16);
-        t
-    }
-
     fn pdu(dir: Direction, key: i16, version: i16, tree: Tree) -> Pdu {
         let conn = Conn {
             client: "127.0.0.1:40000".parse().unwrap(),
@@ -311,51 +182,6 @@ mod tests {
         };
         p.origin.conn = Some(conn);
         p
-    }
-
-    #[test]
-    fn requests_outside_the_advertised_range_are_diagnosed() {
-        let mut s = Session::new();
-        assert!(
-            s.observe(&pdu(Direction::Request, 3, 99, Tree::new()))
-                .is_empty(),
-            "nothing advertised yet"
-        );
-        s.observe(&pdu(
-            Direction::Response,
-            18,
-            3,
-            api_versions(&[(3, 0, 12), (18, 0, 4)], 0),
-        ));
-        assert!(s
-            .observe(&pdu(Direction::Request, 3, 12, Tree::new()))
-            .is_empty());
-        let d = s.observe(&pdu(Direction::Request, 3, 13, Tree::new()));
-        assert_eq!(
-            d.iter().map(|d| d.code).collect::<Vec<_>>(),
-            ["version-not-advertised"]
-        );
-        let d = s.observe(&pdu(Direction::Request, 1, 4, Tree::new()));
-        assert_eq!(
-            d.iter().map(|d| d.code).collect::<Vec<_>>(),
-            ["api-not-advertised"]
-        );
-        assert!(
-            s.observe(&pdu(Direction::Request, 18, 9, Tree::new()))
-                .is_empty(),
-            "ApiVersions probes are fine"
-        );
-        // The UNSUPPORTED_VERSION fallback does not replace what was learnt.
-        s.observe(&pdu(
-            Direction::Response,
-            18,
-            0,
-            api_versions(&[(18, 0, 3)], 35),
-        ));
-        assert_eq!(
-            s.advertised(Some("127.0.0.1:9092".parse().unwrap()), 3),
-            Some((0, 12))
-        );
     }
 
     /// root { header, body { Topics: [ {Name?, TopicId} … ] } } over `buf`, where each topic's
@@ -393,7 +219,7 @@ mod tests {
         let buf = b"ordersclicks";
         let mut s = Session::new();
         // A Metadata response teaches two names (a zero id, "no id", teaches nothing).
-        s.observe(&pdu(
+        s.learn(&pdu(
             Direction::Response,
             METADATA,
             12,

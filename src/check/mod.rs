@@ -11,10 +11,16 @@
 //! Every rule is listed once, in [`RULES`]: stable code, severity, one-line statement, and its
 //! source (the KIP and the Apache Kafka class that enforces it). Families, one file each:
 //! `sessions` (request/response pairing, advertised versions), `epochs` (KIP-320 leader epochs),
-//! `votes` (KRaft elections, KIP-595/KIP-853/KIP-996; also the quorum timeline).
+//! `votes` (KRaft elections, KIP-595/KIP-853/KIP-996; also the quorum timeline), `recovery`
+//! (KIP-704 leader recovery in AlterPartition and the metadata log), `producers` (KIP-98
+//! sequences and epochs, KIP-890 transactions), `groups` (classic generations, KIP-848
+//! member epochs and assignments).
 
 mod epochs;
 pub mod fields;
+mod groups;
+mod producers;
+mod recovery;
 mod sessions;
 mod votes;
 
@@ -32,7 +38,7 @@ pub struct Rule {
     /// Stable code, as printed and in JSON (`"rule"`).
     pub code: &'static str,
     pub severity: Severity,
-    /// `sessions`, `epochs`, `votes`, `check`.
+    /// `sessions`, `epochs`, `votes`, `recovery`, `producers`, `groups`, `check`.
     pub family: &'static str,
     /// What must hold, in one line.
     pub statement: &'static str,
@@ -99,6 +105,30 @@ rules! {
         "the epoch a replica states (Vote, BeginQuorumEpoch, EndQuorumEpoch, KRaft Fetch, their responses) never goes backwards";
     VoterIdMissing = "voter-id-missing", Warning, "votes", "KIP-853", "VoteRequest.json / BeginQuorumEpochRequest.json (VoterId 1+, default -1); KafkaRaftClient (INVALID_VOTER_KEY)",
         "Vote and BeginQuorumEpoch v1+ name the replica they are sent to (VoterId is not -1)";
+    RecoveringIsrNotLeader = "recovering-isr-not-leader", Error, "recovery", "KIP-704", "PartitionChangeBuilder.java:347-356 (tryElection: unclean election sets ISR = [leader], RECOVERING)",
+        "while a partition's LeaderRecoveryState is RECOVERING (PartitionRecord, PartitionChangeRecord) its ISR is the leader alone";
+    RecoveryStateReverted = "recovery-state-reverted", Error, "recovery", "KIP-704", "ReplicationControlManager.java:1231-1236 (validateAlterPartitionData), PartitionChangeBuilder.java:352",
+        "RECOVERED never goes back to RECOVERING without a leader change (metadata records; AlterPartition against the last state written)";
+    RecoveringIsrExpanded = "recovering-isr-expanded", Error, "recovery", "KIP-704", "ReplicationControlManager.java:1221-1227 (validateAlterPartitionData: INVALID_REQUEST)",
+        "a leader whose AlterPartition says RECOVERING does not ask for an ISR of more than one replica";
+    IsrBrokerEpochStale = "isr-broker-epoch-stale", Warning, "recovery", "KIP-903, KIP-704", "ReplicationControlManager.java:1256-1275 (ineligibleReplicasForIsr: INELIGIBLE_REPLICA)",
+        "AlterPartition v3+ NewIsrWithEpochs broker epochs are -1 or the epoch of the broker's latest RegisterBrokerRecord / BrokerRegistration answer";
+    SequenceGap = "sequence-gap", Warning, "producers", "KIP-98", "ProducerAppendInfo.java:112-147 (checkSequence, inSequence); DefaultRecordBatch.incrementSequence",
+        "per producer id, epoch and partition, each batch's BaseSequence follows the last one (wrapping after INT32_MAX to 0), or repeats one of the last five (a retry)";
+    SequenceNotReset = "sequence-not-reset", Warning, "producers", "KIP-98, KIP-360", "ProducerAppendInfo.java:117-124 (new epoch: first sequence 0)",
+        "the first batch under a new producer epoch (bumped, or granted by InitProducerId) has BaseSequence 0";
+    ProducerErrorExplained = "producer-error-explained", Info, "producers", "KIP-98", "ProducerAppendInfo.java:96-143 (checkProducerEpoch, checkSequence)",
+        "OUT_OF_ORDER_SEQUENCE_NUMBER / DUPLICATE_SEQUENCE_NUMBER / INVALID_PRODUCER_EPOCH answers, with what the batch sent and what the sequence expected";
+    ProduceNotInTxn = "produce-not-in-transaction", Error, "producers", "KIP-98, KIP-890", "TransactionManager.maybeAddPartition; ReplicaManager (INVALID_TXN_STATE: partition not added)",
+        "a transactional Produce below v12 goes only to partitions AddPartitionsToTxn added to the transaction (v12+ adds them itself, KIP-890)";
+    ProduceAfterEndTxn = "produce-after-end-txn", Error, "producers", "KIP-98, KIP-890", "TransactionManager (no sends while committing/aborting); EndTxn v5 epoch bump",
+        "no transactional Produce under an epoch while its EndTxn is unanswered, nor after an EndTxn v5+ bumped that epoch";
+    GenerationRegressed = "generation-regressed", Warning, "groups", "KIP-62 (classic group protocol)", "ClassicGroup.java:829-845, GroupMetadataManager.java:5589-5621 (ILLEGAL_GENERATION)",
+        "a classic member's SyncGroup, Heartbeat and OffsetCommit generation is not below the one its last JoinGroup answer gave it";
+    FencedMemberNotRejoined = "fenced-member-not-rejoined", Error, "groups", "KIP-848", "GroupMetadataManager.java:1439-1455; AbstractMembershipManager.transitionToFenced (:377); ConsumerGroupHeartbeatRequest.JOIN_GROUP_MEMBER_EPOCH",
+        "after FENCED_MEMBER_EPOCH a ConsumerGroupHeartbeat member rejoins with MemberEpoch 0 (or leaves with -1/-2)";
+    PartitionAssignedTwice = "partition-assigned-twice", Error, "groups", "KIP-848", "GroupMetadataManager / CurrentAssignmentBuilder (partitions pending revocation); ConsumerProtocolAssignment.json",
+        "no partition is assigned to two members of a group at the same member epoch (ConsumerGroupHeartbeat answers) or in one classic leader's SyncGroup";
     ImpossibleTransition = "impossible-transition", Error, "votes", "KIP-996", "QuorumState.java:35-83 (transition table), guards :350-727",
         "the replica states inferred from traffic change only as the KRaft transition table allows";
 }
@@ -133,6 +163,8 @@ pub struct Finding {
     /// The API of the PDU that broke it.
     pub api: Option<&'static str>,
     pub connection: Option<Conn>,
+    /// The field of the PDU that broke it and its byte offset, when one field did.
+    pub field: Option<(&'static str, u64)>,
 }
 
 impl Finding {
@@ -145,7 +177,13 @@ impl Finding {
             seen: String::new(),
             api: None,
             connection: None,
+            field: None,
         }
+    }
+
+    fn field(mut self, path: &'static str, offset: u64) -> Self {
+        self.field = Some((path, offset));
+        self
     }
 
     fn at(mut self, pdu: &Pdu) -> Self {
@@ -162,6 +200,22 @@ impl Finding {
 
     pub fn severity(&self) -> Severity {
         self.rule.severity
+    }
+
+    /// The finding as a PDU diagnostic (`decode --check`): the rule's code and severity, the
+    /// field's path and offset when one field broke it (else path `check`, offset 0), and a
+    /// message naming the frames involved and what was expected.
+    pub fn diagnostic(&self) -> Diagnostic {
+        let frames: Vec<String> = self.frames.iter().map(u64::to_string).collect();
+        let mut m = format!("{} [frames {}]", self.message, frames.join(","));
+        if !self.expected.is_empty() || !self.seen.is_empty() {
+            m.push_str(&format!(
+                " [expected {}; seen {}]",
+                self.expected, self.seen
+            ));
+        }
+        let (path, offset) = self.field.unwrap_or(("check", 0));
+        Diagnostic::new(self.severity(), self.rule.code, path, offset, m)
     }
 }
 
@@ -199,6 +253,10 @@ impl<K: Hash + Eq, V: Default> Table<K, V> {
 
     pub(crate) fn get_mut(&mut self, k: &K) -> Option<&mut V> {
         self.map.get_mut(k)
+    }
+
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut V)> {
+        self.map.iter_mut()
     }
 
     /// The entry for `k`, created when there is room; `None` (and the cap noted) when not.
@@ -240,6 +298,9 @@ pub struct Checker {
     sessions: sessions::Sessions,
     epochs: epochs::Epochs,
     votes: votes::Votes,
+    recovery: recovery::Recovery,
+    producers: producers::Producers,
+    groups: groups::Groups,
     out: Vec<Finding>,
 }
 
@@ -255,6 +316,9 @@ impl Checker {
             sessions: sessions::Sessions::new(),
             epochs: epochs::Epochs::new(),
             votes: votes::Votes::new(),
+            recovery: recovery::Recovery::new(),
+            producers: producers::Producers::new(),
+            groups: groups::Groups::new(),
             out: Vec::new(),
         }
     }
@@ -267,7 +331,15 @@ impl Checker {
             Some(Direction::Request) if pdu.api_key.is_some() => {
                 let client = self.sessions.request(pdu, out);
                 self.epochs.request(pdu, client, out);
-                let pending = self.votes.request(pdu, out);
+                let mut pending = self.votes.request(pdu, out);
+                self.recovery.alter_partition(pdu, out);
+                self.producers.request(pdu, out);
+                if let Some(p) = self.groups.request(pdu, out) {
+                    pending = p;
+                }
+                if let Some(id) = self.recovery.registration_request(pdu) {
+                    pending = votes::Pending::Broker { id };
+                }
                 self.sessions.remember(pdu, pending, out);
             }
             Some(Direction::Response) => {
@@ -275,14 +347,27 @@ impl Checker {
                 if pdu.api_key.is_some() {
                     self.epochs.response(pdu, client, out);
                     self.votes.response(pdu, req.as_ref(), out);
+                    if let Some(votes::Pending::Broker { id }) = req.map(|r| r.pending) {
+                        self.recovery.registration_response(pdu, id);
+                    }
+                    self.recovery.records(pdu, out);
+                    self.producers.response(pdu, req.as_ref(), out);
+                    if let Some(r) = req {
+                        self.groups.response(pdu, r.pending, out);
+                    }
                 }
             }
+            // A batch of a log segment or snapshot.
+            None => self.recovery.records(pdu, out),
             _ => {}
         }
         let f = frame_of(&pdu.origin);
         self.sessions.capped(f, out);
         self.epochs.capped(f, out);
         self.votes.capped(f, out);
+        self.recovery.capped(f, out);
+        self.producers.capped(f, out);
+        self.groups.capped(f, out);
         self.out.drain(..)
     }
 
@@ -295,6 +380,7 @@ impl Checker {
         ) {
             if let Some(c) = origin.conn {
                 self.sessions.lost_bytes(c);
+                self.producers.lost_bytes(c);
             }
         }
     }

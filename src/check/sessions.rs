@@ -103,6 +103,7 @@ impl Sessions {
                             format!("{} request at version {version}, but the broker advertised versions {min}..={max} of API {key} in its ApiVersions response", pdu.api_name.unwrap_or("API")),
                         )
                         .expect(format!("version {min}..={max}"), format!("version {version}"))
+                        .field("header.RequestApiVersion", 6)
                         .at(pdu),
                     ),
                     Some(_) => {}
@@ -113,6 +114,7 @@ impl Sessions {
                             format!("request for API {key}, which the broker's ApiVersions response did not list"),
                         )
                         .expect("an API the broker listed", format!("API {key}"))
+                        .field("header.RequestApiKey", 4)
                         .at(pdu),
                     ),
                 }

@@ -42,6 +42,19 @@ pub enum Pending {
         replica: i32,
         epoch: i32,
     },
+    /// A BrokerRegistration request of this broker (for the epoch its answer gives).
+    Broker {
+        id: i32,
+    },
+    /// A JoinGroup of this group (FNV of its id).
+    Group {
+        group: u64,
+    },
+    /// A ConsumerGroupHeartbeat of this group, with the member epoch sent.
+    Member {
+        group: u64,
+        epoch: i32,
+    },
 }
 
 /// An election state, as `QuorumState` names them ("Voted" is Unattached with a voted key).
@@ -542,7 +555,10 @@ impl Votes {
         let t = &pdu.tree;
         let top_error = int(t, b, "ErrorCode").unwrap_or(0);
         match req.pending {
-            Pending::None => {}
+            Pending::None
+            | Pending::Broker { .. }
+            | Pending::Group { .. }
+            | Pending::Member { .. } => {}
             Pending::Vote {
                 replica,
                 voter,

@@ -7,13 +7,12 @@ use super::decode::{exit_code, inputs};
 use super::io::errln;
 use super::{Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use kinspect::engine;
-use kinspect::input::InputKind;
 use kinspect::output::check::{CheckFormat, CheckPrinter};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// pcap or pcapng captures; `-` reads standard input.
+    /// pcap or pcapng captures, KRaft log segments and snapshots; `-` reads standard input.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Also treat this port as a Kafka broker port (repeatable).
@@ -36,9 +35,11 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         }
     };
     let mut opts = engine::Options::new(proto);
-    opts.kind = Some(InputKind::Pcap);
+    // Captures, and log segments / snapshots of `__cluster_metadata` (leader recovery).
+    opts.kind = None;
     opts.capture.ports = args.ports.clone();
-    // The rules read no record contents: batch headers with their CRC checked are enough.
+    // Batch headers (producer ids, sequences) with their CRC checked are enough, except for
+    // KRaft metadata records, which the records decoder reads in full all the same.
     opts.records.headers_only = true;
     let out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut printer = CheckPrinter::new(out, args.format, args.timeline);

@@ -121,6 +121,10 @@ pub struct Args {
     /// `--format summary`, which shows no record contents.
     #[arg(long, value_enum, value_name = "MODE")]
     pub records: Option<RecordsMode>,
+    /// Also run the conversation rules of `kinspect check`: each finding joins the diagnostics
+    /// of the PDU that earned it (code = the rule's, path `check`).
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// How `--records` shows the `records` fields of messages.
@@ -305,5 +309,6 @@ fn engine_options(args: &Args, g: &Global) -> Result<engine::Options, String> {
         errors_only: args.errors_only,
         more: Vec::new(),
     };
+    opts.check = args.check;
     Ok(opts)
 }

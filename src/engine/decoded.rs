@@ -7,6 +7,7 @@
 
 use crate::capture::session::{name_topic_ids, Session};
 use crate::capture::{read_capture, CaptureError, CaptureOptions, CaptureSummary, Event};
+use crate::check::Checker;
 use crate::diag::Diagnostic;
 use crate::pdu::{Hints, Origin, Pdu};
 use crate::protocol::Protocol;
@@ -26,6 +27,9 @@ pub struct DecodeLoop {
     /// while a snapshot is out.
     session: Arc<Session>,
     pdu: Pdu,
+    /// The conversation rules, when asked (`Options::check`): their findings join each PDU's
+    /// diagnostics before the filters see it.
+    checker: Option<Box<Checker>>,
 }
 
 impl DecodeLoop {
@@ -34,6 +38,27 @@ impl DecodeLoop {
             decoder: crate::records::decoder(proto),
             session: Arc::new(Session::new()),
             pdu: Pdu::default(),
+            checker: None,
+        }
+    }
+
+    /// Runs the conversation rules on every PDU from now on (or not).
+    pub fn set_check(&mut self, on: bool) {
+        self.checker = on.then(|| Box::new(Checker::new()));
+    }
+
+    /// Adds the rules' findings on `pdu` to its diagnostics (when checking).
+    pub fn check(&mut self, pdu: &mut Pdu) {
+        if let Some(c) = self.checker.as_mut() {
+            let found: Vec<Diagnostic> = c.pdu(pdu).map(|f| f.diagnostic()).collect();
+            pdu.tree.diags.extend(found);
+        }
+    }
+
+    /// Tells the rules about a capture note (a gap forgets what was in flight).
+    pub fn check_note(&mut self, origin: &Origin, d: &Diagnostic) {
+        if let Some(c) = self.checker.as_mut() {
+            c.note(origin, d);
         }
     }
 
@@ -60,6 +85,9 @@ impl DecodeLoop {
     /// Forgets the conversation: the next frames belong to another input.
     pub fn new_input(&mut self) {
         self.session = Arc::new(Session::new());
+        if self.checker.is_some() {
+            self.set_check(true);
+        }
     }
 
     /// Decodes one frame, checks it against the session and learns from it.
@@ -73,6 +101,10 @@ impl DecodeLoop {
             data,
             &mut self.pdu,
         );
+        if let Some(c) = self.checker.as_mut() {
+            let found: Vec<Diagnostic> = c.pdu(&self.pdu).map(|f| f.diagnostic()).collect();
+            self.pdu.tree.diags.extend(found);
+        }
         &self.pdu
     }
 
@@ -101,8 +133,7 @@ impl DecodeLoop {
 }
 
 /// Decodes one frame into `pdu`, learns from it when `learn` (else `session` is left as it is,
-/// for a frame that [`Session::may_learn_from`] rules out), checks it against the session and
-/// names its topic ids.
+/// for a frame that [`Session::may_learn_from`] rules out) and names its topic ids.
 pub fn decode_frame(
     decoder: &mut Decoder,
     session: &mut Arc<Session>,
@@ -120,8 +151,6 @@ pub fn decode_frame(
     if learn && Session::may_learn_from(pdu.direction, pdu.api_key) {
         Arc::make_mut(session).learn(pdu);
     }
-    let found = session.check(pdu);
-    pdu.tree.diags.extend(found);
     name_topic_ids(&pdu.tree, &**session, &mut pdu.topic_names);
 }
 

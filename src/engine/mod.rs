@@ -105,6 +105,10 @@ pub struct Options {
     pub threads: usize,
     /// Told how far each input has been read.
     pub progress: Option<Arc<dyn Progress>>,
+    /// Run the conversation rules (`check::Checker`) over each input and add their findings
+    /// to the diagnostics of the PDU that earned them, before the filters (`decode --check`).
+    /// Runs on one thread ([`run_split`] falls back to [`run`]).
+    pub check: bool,
 }
 
 impl Options {
@@ -119,6 +123,7 @@ impl Options {
             filters: Filters::default(),
             threads: 1,
             progress: None,
+            check: false,
         }
     }
 }
@@ -190,7 +195,8 @@ pub fn run_split<'a, S: Split>(
     opts: &Options,
     sink: &mut S,
 ) -> Outcome {
-    if opts.threads < 2 {
+    // The rules follow the conversation in order: one thread.
+    if opts.threads < 2 || opts.check {
         return run(inputs, opts, sink);
     }
     let filters = Arc::new(opts.filters.clone());
@@ -317,6 +323,7 @@ impl<'o, R: Route> Driver<'o, R> {
     pub(crate) fn new(opts: &'o Options, route: R, filters: Arc<Filters>) -> Self {
         let mut dl = DecodeLoop::new(opts.protocol);
         dl.set_records(opts.records);
+        dl.set_check(opts.check);
         Driver {
             opts,
             filters,
@@ -450,6 +457,7 @@ impl<'o, R: Route> Driver<'o, R> {
             return;
         }
         self.route.sink().clock(origin.ts_ns);
+        self.dl.check_note(&origin, d);
         let Some(is_error) = self.filters.note_shown(&origin, d) else {
             return;
         };
@@ -465,16 +473,21 @@ impl<'o, R: Route> Driver<'o, R> {
         if self.stopped {
             return;
         }
-        let Some(has_errors) = self.filters.tree_shown(t) else {
+        // Without the rules, a hidden tree is not even copied.
+        if !self.opts.check && self.filters.tree_shown(t).is_none() {
             return;
-        };
-        self.outcome.errors |= has_errors;
+        }
         self.log_pdu = Pdu {
             origin,
             tree: std::mem::take(&mut self.log_pdu.tree),
             ..Pdu::default()
         };
         self.log_pdu.tree.clone_from(t);
+        self.dl.check(&mut self.log_pdu);
+        let Some(has_errors) = self.filters.tree_shown(&self.log_pdu.tree) else {
+            return;
+        };
+        self.outcome.errors |= has_errors;
         let r = self.route.pdu(&self.log_pdu, self.input_name.as_deref());
         self.wrote(r);
     }

@@ -3,7 +3,7 @@
 
 use super::codec::{self, Codec, CodecError};
 use super::read::{Fail, R};
-use super::{control, RecordsContext, W};
+use super::{control, AsType, RecordsContext, W};
 use crate::diag::Diagnostic;
 use crate::limits::MAX_NODES_PER_TREE;
 use crate::wire::tree::{Kind, Span, Tree, Value};
@@ -87,7 +87,9 @@ fn header_and_records(w: &mut W, at: u32, end: u32, ctx: &RecordsContext, path: 
         start: w.rd.pos,
         len: end - w.rd.pos,
     };
-    if ctx.headers_only {
+    // KRaft metadata records are decoded even then: few and small, and `kinspect check`'s
+    // leader-recovery rules read them.
+    if ctx.headers_only && ctx.interpretation() != Some(AsType::ClusterMetadata) {
         w.t.leaf("", Value::Bytes(body), w.buf, body.start, body.len);
     } else if codec_id == 0 {
         records(w.t, w.buf, body, count, &info, ctx, &rpath);

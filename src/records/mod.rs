@@ -128,7 +128,8 @@ pub struct RecordsContext<'a> {
     pub as_type: Option<AsType>,
     /// Decode v2 batch headers and verify their CRC, but leave the records themselves (and any
     /// compressed payload) as one `Bytes` element: what a one-line summary needs, at a fraction of
-    /// the cost. The CRC covers the compressed bytes, so corruption is still reported.
+    /// the cost. The CRC covers the compressed bytes, so corruption is still reported. KRaft
+    /// metadata batches (`__cluster_metadata`) are decoded in full all the same.
     pub headers_only: bool,
 }
 

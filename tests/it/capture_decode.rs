@@ -73,6 +73,8 @@ fn real_captures_decode_with_only_explained_errors() {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let bytes = std::fs::read(&path).unwrap();
         let mut dl = DecodeLoop::new(kinspect::protocol::builtin());
+        // The conversation rules too (`decode --check`): they must add no unexplained error.
+        dl.set_check(true);
         let mut pdus = 0;
         read_capture(&bytes[..], &opts, &mut |ev| {
             dl.event(ev, &mut |d| {

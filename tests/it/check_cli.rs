@@ -114,3 +114,117 @@ fn exit_codes_text_and_timeline() {
     assert_eq!(code, 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn decode_check_adds_findings_to_the_pdu_diagnostics() {
+    let dir = std::env::temp_dir().join(format!("kinspect-decode-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let double = dir.join("double.pcap");
+    std::fs::write(
+        &double,
+        kraft_pcap("vote 1 -> 2 epoch 5 : granted\nvote 3 -> 2 epoch 5 : granted"),
+    )
+    .unwrap();
+    let file = double.to_str().unwrap();
+    // Summary (two threads otherwise) and JSON Lines: the rules run in capture order either way.
+    for threads in ["1", "2"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kinspect"))
+            .args(["decode", "--check", "--format", "jsonl", file])
+            .env("KINSPECT_THREADS", threads)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "an error-level rule fired");
+        let pdus: Vec<J> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let found: Vec<(&J, &J)> = pdus
+            .iter()
+            .flat_map(|p| {
+                p["diagnostics"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|d| d["path"] == "check")
+                    .map(move |d| (p, d))
+            })
+            .collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        let (pdu, d) = found[0];
+        assert_eq!(d["code"], "vote-double-grant");
+        assert_eq!(d["severity"], "error");
+        assert_eq!(pdu["api"], "Vote");
+        let m = d["message"].as_str().unwrap();
+        assert!(m.contains("[frames "), "{m}");
+        assert!(m.contains("[expected "), "{m}");
+        for key in ["severity", "code", "path", "offset", "message"] {
+            assert!(d.get(key).is_some(), "{key} in {d}");
+        }
+    }
+    // Without --check the same capture decodes cleanly.
+    let (out, code) = kinspect(&["decode", "--format", "jsonl", file]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("vote-double-grant"));
+    // `--errors-only` sees the finding: the rules run before the filters.
+    let (out, _) = kinspect(&[
+        "decode",
+        "--check",
+        "--errors-only",
+        "--format",
+        "jsonl",
+        file,
+    ]);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_real_idempotent_and_transactional_producer_is_clean() {
+    let cap = common::repo().join("captures/producers/mock-kcat-idempotent-txn.pcap");
+    let cap = cap.to_str().unwrap();
+    let mut args = vec!["check", "--format", "jsonl", cap];
+    for p in ["33129", "39367", "45455", "41877", "37973", "33167"] {
+        args.extend(["--port", p]);
+    }
+    let (out, code) = kinspect(&args);
+    assert_eq!((out.as_str(), code), ("", 0));
+    // The rules had something to judge: idempotent batches on four partitions with sequences
+    // 0 and 4, and one transactional batch after AddPartitionsToTxn.
+    args[0] = "decode";
+    args[2] = "jsonl";
+    let (out, _) = kinspect(&args);
+    let mut batches = Vec::new();
+    for l in out.lines() {
+        let p: J = serde_json::from_str(l).unwrap();
+        if p["api"] != "Produce" || p["direction"] != "request" {
+            continue;
+        }
+        for t in p["body"]["TopicData"].as_array().unwrap() {
+            for pd in t["PartitionData"].as_array().unwrap() {
+                for b in pd["Records"].as_array().unwrap() {
+                    batches.push((
+                        pd["Index"].as_i64().unwrap(),
+                        b["BaseSequence"].as_i64().unwrap(),
+                        b["Attributes"]["IsTransactional"].as_bool().unwrap(),
+                    ));
+                }
+            }
+        }
+    }
+    batches.sort();
+    assert_eq!(
+        batches,
+        [
+            (0, 0, false),
+            (0, 4, false),
+            (1, 0, false),
+            (1, 0, true),
+            (1, 4, false),
+            (2, 0, false),
+            (2, 4, false),
+            (3, 0, false),
+            (3, 4, false)
+        ]
+    );
+}

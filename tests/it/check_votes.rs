@@ -34,11 +34,10 @@ fn a_clean_election_with_pre_vote_is_silent_and_makes_a_timeline() {
     assert!(text.contains("2 follows 1"), "{text}");
 }
 
-#[test]
-fn a_split_vote_then_a_new_election_is_silent() {
-    // 1 and 3 stand at 5 together; each gets only its own vote and 2 votes for 1 only; 3 times
-    // out, goes back to Prospective at 5 and wins epoch 6.
-    let s = "
+/// 1 and 3 stand at 5 together; 2 votes for 1 only and 1 and 3 each keep their own vote, so
+/// neither has a majority at 5 (no BeginQuorumEpoch); 3 times out, goes back to Prospective at 5,
+/// wins the pre-vote and then epoch 6.
+const SPLIT_VOTE: &str = "
 vote 1 -> 2 epoch 5 : granted
 vote 3 -> 2 epoch 5 : rejected
 vote 1 -> 3 epoch 5 : rejected
@@ -49,7 +48,34 @@ vote 3 -> 2 epoch 6 : granted
 begin 3 -> 1 epoch 6
 begin 3 -> 2 epoch 6
 ";
-    assert_eq!(kraft_codes(s), Vec::<&str>::new());
+
+#[test]
+fn a_split_vote_then_a_new_election_is_silent() {
+    assert_eq!(kraft_codes(SPLIT_VOTE), Vec::<&str>::new());
+}
+
+/// The two scenarios the README shows (`kinspect check --timeline`) are checked-in pcaps; they
+/// must be what the scenario encoder writes (`BLESS=1` rewrites them).
+#[test]
+fn readme_scenario_captures_are_the_encoded_scenarios() {
+    let dir = crate::common::repo().join("captures/scenarios");
+    for (name, scenario) in [
+        ("kraft-prevote-election.pcap", ELECTION),
+        ("kraft-split-vote.pcap", SPLIT_VOTE),
+    ] {
+        let want = kraft_pcap(scenario);
+        let path = dir.join(name);
+        if std::env::var_os("BLESS").is_some() {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{} differs from its scenario (BLESS=1 rewrites it)",
+            path.display()
+        );
+    }
 }
 
 #[test]
