@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod json;
+pub mod report;
 pub mod stats;
 pub mod summary;
 pub mod time;
