@@ -22,7 +22,7 @@ pub struct Args {
     #[arg(long = "port", value_name = "PORT")]
     pub ports: Vec<u16>,
     /// `text` tables or one `json` object.
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = super::choice::<StatsFormat>())]
+    #[arg(long, short = 'f', value_name = "FORMAT", default_value = "text", value_parser = super::choice::<StatsFormat>())]
     pub format: StatsFormat,
 }
 
