@@ -11,7 +11,6 @@ use serde_json::Value;
 /// Options that take a path but read it (an input), by subcommand and long name.
 const INPUT_PATHS: &[(&str, &str)] = &[
     ("kinspect", "schemas"),
-    ("validate-schema", "baseline"),
     ("fuzz", "replay"),
 ];
 
