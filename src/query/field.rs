@@ -9,8 +9,8 @@
 //!   contents are not the message's own topics and groups). `topic` also gives the name the
 //!   session resolved for a `TopicId` (`Pdu::topic_name`), or the id itself (base64url) when
 //!   unresolved and its struct names no topic otherwise.
-//! - `partition`: integers named `PartitionIndex`, `Partition` or `PartitionId`, and elements of
-//!   integer arrays named `Partitions` or `PartitionIndexes`, inside a struct that has a topic
+//! - `partition`: integers named `PartitionIndex`, `Partition`, `PartitionId` or `Index`
+//!   (Produce), and elements of integer arrays named `Partitions` or `PartitionIndexes`, inside a struct that has a topic
 //!   member (`topicName` entity or `TopicId`) or below one: the schema marks no partition entity,
 //!   and this is where every API keeps a topic's partitions.
 //! - `error`: every non-zero integer in a field whose name ends in `ErrorCode` (`ErrorCode`,
@@ -181,7 +181,7 @@ pub const FIELDS: &[(&str, &str)] = &[
     ("topic", "topic names (entity topicName; TopicIds resolved)"),
     (
         "partition",
-        "partition indexes inside a topic's struct (PartitionIndex, Partition, PartitionId, Partitions[])",
+        "partition indexes inside a topic's struct (PartitionIndex, Partition, PartitionId, Index, Partitions[])",
     ),
     ("group", "group ids (entity groupId)"),
     ("producer_id", "producer ids (entity producerId)"),
@@ -452,7 +452,7 @@ fn has_topic_name(t: &Tree, id: NodeId) -> bool {
         .any(|c| t.node(c).entity == Entity::TopicName)
 }
 
-const PARTITION_NAMES: [&str; 3] = ["PartitionIndex", "Partition", "PartitionId"];
+const PARTITION_NAMES: [&str; 4] = ["PartitionIndex", "Partition", "PartitionId", "Index"];
 const PARTITION_ARRAYS: [&str; 2] = ["Partitions", "PartitionIndexes"];
 
 /// The entity fields, error codes and partitions under `id`.
