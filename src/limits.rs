@@ -114,3 +114,9 @@ pub const MAX_REPORT_CONNECTIONS: usize = 1_000;
 
 /// Check findings the report lists one by one (every finding is counted per rule).
 pub const MAX_REPORT_FINDINGS: usize = 500;
+
+/// `--pairs`: most requests held (decoded) while they wait for a response that may match the
+/// filter, and most bytes they may hold together. Past either the oldest is let go (its response
+/// is then shown alone), and the run says so once with a `pairs-overflow` note.
+pub const MAX_PAIRS_IN_FLIGHT: usize = 4096;
+pub const MAX_PAIRS_BYTES: usize = 64 * 1024 * 1024;

@@ -9,6 +9,7 @@ pub mod completions;
 pub mod corpus;
 pub mod decode;
 pub mod encode;
+pub mod filter_args;
 pub mod fuzz;
 pub mod help_json;
 pub mod io;

@@ -33,6 +33,9 @@ pub struct Args {
     /// Also treat this port as a Kafka broker port (repeatable).
     #[arg(long = "port", value_name = "PORT")]
     pub ports: Vec<u16>,
+    /// The page (and the rules) see only the PDUs the filter selects.
+    #[command(flatten)]
+    pub filter: super::filter_args::FilterArgs,
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
@@ -44,6 +47,16 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     // The page shows trees of the slowest responses and the rules read batch headers only:
     // record contents are not decoded (their CRCs are checked).
     opts.records.headers_only = true;
+    let compiled = match args.filter.apply(proto, &mut opts.filters) {
+        Ok(c) => c,
+        Err(e) => {
+            errln!("kinspect report: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    if compiled.reaches_records() {
+        opts.records.headers_only = false;
+    }
     let bar = Bar::for_inputs(&args.files);
     opts.progress = bar.clone().map(|b| b as _);
     let title = args.title.clone().unwrap_or_else(|| {
@@ -66,7 +79,10 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         }
     };
     let mut report = Report::new(std::io::BufWriter::new(out), ropts);
-    let outcome = engine::run(inputs(&args.files), &opts, &mut report);
+    let outcome = match compiled.pairs_of(&mut report) {
+        Some(mut pairs) => engine::run(inputs(&args.files), &opts, &mut pairs),
+        None => engine::run(inputs(&args.files), &opts, &mut report),
+    };
     if let Some(b) = bar {
         b.clear();
     }

@@ -9,10 +9,7 @@ use crate::common;
 use serde_json::Value;
 
 /// Options that take a path but read it (an input), by subcommand and long name.
-const INPUT_PATHS: &[(&str, &str)] = &[
-    ("kinspect", "schemas"),
-    ("fuzz", "replay"),
-];
+const INPUT_PATHS: &[(&str, &str)] = &[("kinspect", "schemas"), ("fuzz", "replay")];
 
 /// Outputs besides the subcommand's main output (which stays on standard output), with why.
 const SIDE_OUTPUTS: &[(&str, &str, &str)] = &[(

@@ -568,4 +568,29 @@ fn the_reports_numbers_match_stats_and_tshark() {
         .unwrap();
     let frames = String::from_utf8_lossy(&out.stdout).lines().count() as u64;
     assert_eq!(pdus, frames, "PDUs in the report vs tshark's Kafka frames");
+
+    // Topics: the PDUs naming "kjs" are the frames tshark finds the name in (it decodes every
+    // version this capture uses).
+    let topics = table_after(&html, "id=\"s-topics\"");
+    assert_eq!(topics.len(), 1, "{topics:?}");
+    assert_eq!(topics[0][0], "\"kjs\"");
+    let ours: u64 = topics[0][1].parse::<u64>().unwrap() + topics[0][2].parse::<u64>().unwrap();
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r").arg(&capture);
+    for port in [19092, 19093, 19094] {
+        cmd.args(["-d", &format!("tcp.port=={port},kafka")]);
+    }
+    let out = cmd
+        .args([
+            "-Y",
+            "kafka.topic_name == \"kjs\"",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ])
+        .output()
+        .unwrap();
+    let theirs = String::from_utf8_lossy(&out.stdout).lines().count() as u64;
+    assert_eq!(ours, theirs, "PDUs naming kjs vs tshark's frames with it");
 }

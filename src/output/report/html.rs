@@ -258,7 +258,7 @@ pub fn page<W: Write>(r: &Report<W>, o: &ReportOptions) -> String {
         r.inputs.len(),
         if r.inputs.len() == 1 { "" } else { "s" }
     );
-    s.push_str("<nav><a href=\"#s-overview\">Overview</a><a href=\"#s-apis\">APIs</a><a href=\"#s-latency\">Latency</a><a href=\"#s-errors\">Errors</a><a href=\"#s-clients\">Clients</a><a href=\"#s-slowest\">Slowest</a><a href=\"#s-check\">Check</a><a href=\"#s-diagnostics\">Diagnostics</a></nav>");
+    s.push_str("<nav><a href=\"#s-overview\">Overview</a><a href=\"#s-apis\">APIs</a><a href=\"#s-latency\">Latency</a><a href=\"#s-errors\">Errors</a><a href=\"#s-topics\">Topics</a><a href=\"#s-clients\">Clients</a><a href=\"#s-slowest\">Slowest</a><a href=\"#s-check\">Check</a><a href=\"#s-diagnostics\">Diagnostics</a></nav>");
 
     // Overview.
     s.push_str("<h2 id=\"s-overview\">Overview</h2>");
@@ -451,6 +451,7 @@ pub fn page<W: Write>(r: &Report<W>, o: &ReportOptions) -> String {
         t.close();
     }
 
+    topics(&mut s, r);
     clients(&mut s, r);
     slowest(&mut s, r);
     check(&mut s, r);
@@ -470,6 +471,45 @@ pub fn page<W: Write>(r: &Report<W>, o: &ReportOptions) -> String {
         "<script nonce=\"{nonce}\">{SCRIPT}</script></body></html>"
     );
     s
+}
+
+fn topics<W: Write>(s: &mut String, r: &Report<W>) {
+    s.push_str("<h2 id=\"s-topics\">Topics</h2>");
+    if r.topics.is_empty() {
+        s.push_str("<p class=\"muted\">(no PDU names a topic)</p>");
+        return;
+    }
+    s.push_str(
+        "<p class=\"muted\">PDUs naming each topic (a PDU naming several counts for each).</p>",
+    );
+    let mut t = Table::open(
+        s,
+        "sortable",
+        &[
+            "topic",
+            "#requests",
+            "#responses",
+            "#bytes",
+            "#responses with errors",
+        ],
+    );
+    let other = (r.other_topics.requests + r.other_topics.responses > 0)
+        .then(|| ("(other)".to_string(), &r.other_topics));
+    for (name, c) in r
+        .topics
+        .iter()
+        .map(|(n, c)| (format!("{n:?}"), c))
+        .chain(other)
+    {
+        t.row(&[
+            name,
+            format!("#{}", c.requests),
+            format!("#{}", c.responses),
+            format!("#{}", c.bytes),
+            format!("#{}", c.error_responses),
+        ]);
+    }
+    t.close();
 }
 
 fn clients<W: Write>(s: &mut String, r: &Report<W>) {

@@ -21,6 +21,7 @@ use crate::limits::{
     MAX_REPORT_CONNECTIONS, MAX_REPORT_FINDINGS, MAX_REPORT_SLOWEST, MAX_REPORT_TREE_BYTES,
 };
 use crate::pdu::{Direction, Origin, Pdu};
+use crate::query::{Field, Value as QValue};
 use crate::wire::tree::Value;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BinaryHeap};
@@ -109,6 +110,17 @@ impl Ord for Slow {
     }
 }
 
+/// PDUs naming one topic (by name, or by a topic id the session named).
+#[derive(Clone, Debug, Default)]
+pub struct TopicRow {
+    pub requests: u64,
+    pub responses: u64,
+    /// Bytes of the PDUs that name it (a PDU naming several topics counts for each).
+    pub bytes: u64,
+    /// Responses naming it that carry a non-zero error code.
+    pub error_responses: u64,
+}
+
 /// A finding as the page lists it.
 #[derive(Clone, Debug)]
 pub struct FindingRow {
@@ -139,6 +151,11 @@ pub struct Report<W: Write> {
     pub conns: BTreeMap<(usize, u32), ConnRow>,
     /// Connections past [`MAX_REPORT_CONNECTIONS`], and PDUs with no connection.
     pub other_conns: ConnRow,
+    /// Topic → PDUs naming it, for the first [`MAX_REPORT_CONNECTIONS`] topics; the rest in
+    /// `other_topics`.
+    pub topics: BTreeMap<String, TopicRow>,
+    pub other_topics: TopicRow,
+    topic_field: Option<Field>,
 }
 
 impl<W: Write> Report<W> {
@@ -164,6 +181,9 @@ impl<W: Write> Report<W> {
                 input: usize::MAX,
                 ..ConnRow::default()
             },
+            topics: BTreeMap::new(),
+            other_topics: TopicRow::default(),
+            topic_field: Field::parse("topic").ok(),
         }
     }
 
@@ -229,6 +249,47 @@ impl<W: Write> Report<W> {
         if let Some(ts) = pdu.origin.ts_ns {
             row.first_ts.get_or_insert(ts);
             row.last_ts = Some(ts);
+        }
+    }
+
+    /// Counts the PDU for every distinct topic it names (`query`'s `topic` field: schema
+    /// entities, topic ids named from the session).
+    fn count_topics(&mut self, pdu: &Pdu, len: u64) {
+        let Some(field) = &self.topic_field else {
+            return;
+        };
+        let mut names: Vec<String> = Vec::new();
+        field.values(pdu, |v| {
+            let name = match v {
+                QValue::Text(t) => t.to_string(),
+                QValue::Str(b) => String::from_utf8_lossy(b).into_owned(),
+                _ => return,
+            };
+            if !names.contains(&name) && names.len() < MAX_REPORT_CONNECTIONS {
+                names.push(name);
+            }
+        });
+        if names.is_empty() {
+            return;
+        }
+        let mut errored = false;
+        if pdu.direction == Some(Direction::Response) {
+            error_codes(pdu, |_| errored = true);
+        }
+        for name in names {
+            let row =
+                if self.topics.contains_key(&name) || self.topics.len() < MAX_REPORT_CONNECTIONS {
+                    self.topics.entry(name).or_default()
+                } else {
+                    &mut self.other_topics
+                };
+            match pdu.direction {
+                Some(Direction::Request) => row.requests += 1,
+                Some(Direction::Response) => row.responses += 1,
+                None => {}
+            }
+            row.bytes += len;
+            row.error_responses += u64::from(errored);
         }
     }
 
@@ -379,6 +440,7 @@ impl<W: Write> Sink for Report<W> {
             }
         }
         self.count_conn(pdu, len);
+        self.count_topics(pdu, len);
         if pdu.direction == Some(Direction::Response) {
             self.consider_slow(pdu);
         }
