@@ -76,7 +76,7 @@ fn per_frame(rows: &[Vec<String>], skip_zero: bool) -> BTreeMap<u64, BTreeSet<St
     for r in rows {
         let e = m.entry(r[0].parse().unwrap()).or_default();
         for v in r.get(1).map_or("", |s| s).split(',') {
-            if !v.is_empty() && !(skip_zero && v == "0") {
+            if !(v.is_empty() || skip_zero && v == "0") {
                 e.insert(v.to_string());
             }
         }
