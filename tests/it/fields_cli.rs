@@ -414,3 +414,41 @@ fn fields_flags_are_checked() {
         assert!(err.contains(msg), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn fields_and_filters_print_the_same_on_one_thread_and_two() {
+    let run = |threads: &str, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kinspect"))
+            .args(args)
+            .current_dir(common::repo())
+            .env("KINSPECT_THREADS", threads)
+            .output()
+            .unwrap();
+        (out.status.code(), out.stdout)
+    };
+    for path in common::bundled_captures() {
+        let p = path.to_str().unwrap();
+        for args in [
+            vec![
+                "decode",
+                "-e",
+                "frame",
+                "-e",
+                "api",
+                "-e",
+                "topic",
+                "-e",
+                "partition",
+                "-e",
+                "error",
+                "--header",
+                p,
+            ],
+            vec!["decode", "-f", "jsonl", "-Y", "topic or error", p],
+        ] {
+            let one = run("1", &args);
+            assert!(!one.1.is_empty() || args.len() < 9, "{args:?}");
+            assert_eq!(one, run("2", &args), "{args:?}");
+        }
+    }
+}
