@@ -20,7 +20,7 @@ fn metadata() -> Pdu {
     }
     let n = (f.len() - 4) as u32;
     f[..4].copy_from_slice(&n.to_be_bytes());
-    let pdu = crate::decode_frame(&f, &Hints::default());
+    let pdu = crate::engine::decode_frame(&f, &Hints::default());
     assert!(pdu.diagnostics().is_empty(), "{:?}", pdu.diagnostics());
     pdu
 }

@@ -76,7 +76,7 @@ fn per_frame(rows: &[Vec<String>], skip_zero: bool) -> BTreeMap<u64, BTreeSet<St
     for r in rows {
         let e = m.entry(r[0].parse().unwrap()).or_default();
         for v in r.get(1).map_or("", |s| s).split(',') {
-            if !v.is_empty() && !(skip_zero && v == "0") {
+            if !(v.is_empty() || skip_zero && v == "0") {
                 e.insert(v.to_string());
             }
         }
@@ -412,5 +412,43 @@ fn fields_flags_are_checked() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(msg), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn fields_and_filters_print_the_same_on_one_thread_and_two() {
+    let run = |threads: &str, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kinspect"))
+            .args(args)
+            .current_dir(common::repo())
+            .env("KINSPECT_THREADS", threads)
+            .output()
+            .unwrap();
+        (out.status.code(), out.stdout)
+    };
+    for path in common::bundled_captures() {
+        let p = path.to_str().unwrap();
+        for args in [
+            vec![
+                "decode",
+                "-e",
+                "frame",
+                "-e",
+                "api",
+                "-e",
+                "topic",
+                "-e",
+                "partition",
+                "-e",
+                "error",
+                "--header",
+                p,
+            ],
+            vec!["decode", "-f", "jsonl", "-Y", "topic or error", p],
+        ] {
+            let one = run("1", &args);
+            assert!(!one.1.is_empty() || args.len() < 9, "{args:?}");
+            assert_eq!(one, run("2", &args), "{args:?}");
+        }
     }
 }
