@@ -120,3 +120,31 @@ pub const MAX_CHECK_GROUP_MEMBERS: usize = 65_536;
 
 /// Most partitions the checker keeps of one member's assignment.
 pub const MAX_CHECK_ASSIGNMENT: usize = 4096;
+
+/// Time buckets of the HTML report's plots (`output::report`): a fixed count whose width
+/// doubles as the capture's time span grows, so the timeline costs the same for a second or a
+/// week of traffic.
+pub const MAX_REPORT_TIME_BUCKETS: usize = 60;
+
+/// Series (APIs, error codes) the report's timeline follows by name; the rest are counted
+/// together as "other" (the API key and error code are wire data: 65,536 possible values each).
+pub const MAX_REPORT_SERIES: usize = 64;
+
+/// Slowest requests the report keeps with their decoded trees (a tree is rendered only while
+/// its PDU is among them).
+pub const MAX_REPORT_SLOWEST: usize = 100;
+
+/// Most bytes of one rendered tree the report keeps (a Fetch response's tree can be megabytes).
+pub const MAX_REPORT_TREE_BYTES: usize = 64 * 1024;
+
+/// Connections and clients the report lists one by one; the rest are counted together.
+pub const MAX_REPORT_CONNECTIONS: usize = 1_000;
+
+/// Check findings the report lists one by one (every finding is counted per rule).
+pub const MAX_REPORT_FINDINGS: usize = 500;
+
+/// `--pairs`: most requests held (decoded) while they wait for a response that may match the
+/// filter, and most bytes they may hold together. Past either the oldest is let go (its response
+/// is then shown alone), and the run says so once with a `pairs-overflow` note.
+pub const MAX_PAIRS_IN_FLIGHT: usize = 4096;
+pub const MAX_PAIRS_BYTES: usize = 64 * 1024 * 1024;

@@ -31,6 +31,10 @@ fn main() -> ExitCode {
         Command::Probe(a) => cli::probe::run(a, g),
         Command::Fuzz(a) => cli::fuzz::run(a, g),
         Command::Capture(a) => cli::capture::run(a, g),
+        Command::Report(a) => cli::report::run(a, g),
+        Command::Completions(a) => cli::completions::run(a, g),
+        Command::Man(a) => cli::man::run(a, g),
+        Command::HelpJson(a) => cli::help_json::run(a, g),
     };
     ExitCode::from(code)
 }

@@ -257,21 +257,8 @@ impl Stats {
     }
 
     fn count_client(&mut self, pdu: &Pdu, len: u64) {
-        let t = &pdu.tree;
-        let Some(h) = (!t.nodes.is_empty())
-            .then(|| t.child(0, "header"))
-            .flatten()
-        else {
-            return;
-        };
-        let id = match t.child(h, "ClientId").map(|n| *t.node(n)) {
-            Some(n) => match n.value {
-                Value::Str(s) => Some(String::from_utf8_lossy(t.bytes(n.buf, s)).into_owned()),
-                _ => None,
-            },
-            // Request header v0 has no client id.
-            None => return,
-        };
+        // Request header v0 has no client id.
+        let Some(id) = client_id(pdu) else { return };
         let slot = if self.clients.contains_key(&id) || self.clients.len() < MAX_CLIENT_IDS {
             self.clients.entry(id).or_default()
         } else {
@@ -282,29 +269,9 @@ impl Stats {
     }
 
     fn count_errors(&mut self, pdu: &Pdu, key: i16) {
-        let t = &pdu.tree;
-        let Some(body) = (!t.nodes.is_empty()).then(|| t.child(0, "body")).flatten() else {
-            return;
-        };
-        let end = t.node(body).end as usize;
-        let mut i = body as usize;
-        while i < end {
-            let Some(n) = t.nodes.get(i) else { break };
-            // Record batches hold no error codes and most of a Fetch response's nodes.
-            if n.name == "Records" {
-                i = (n.end as usize).max(i + 1);
-                continue;
-            }
-            if n.kind == Kind::Scalar && n.name.ends_with("ErrorCode") {
-                if let Value::Int(code) = n.value {
-                    if code != 0 {
-                        let code = i16::try_from(code).unwrap_or(i16::MIN);
-                        *self.errors.entry((key, code)).or_default() += 1;
-                    }
-                }
-            }
-            i += 1;
-        }
+        error_codes(pdu, |code| {
+            *self.errors.entry((key, code)).or_default() += 1
+        });
     }
 
     pub fn error_label(code: i16) -> String {
@@ -312,6 +279,46 @@ impl Stats {
             Some(n) => n.to_string(),
             None => format!("UNKNOWN_CODE_{code}"),
         }
+    }
+}
+
+/// A request's client id from its header: `Some(None)` for a null id, `None` when the header
+/// has no client id field (request header v0) or the PDU is not a request.
+pub fn client_id(pdu: &Pdu) -> Option<Option<String>> {
+    let t = &pdu.tree;
+    let h = (!t.nodes.is_empty())
+        .then(|| t.child(0, "header"))
+        .flatten()?;
+    let n = *t.node(t.child(h, "ClientId")?);
+    Some(match n.value {
+        Value::Str(s) => Some(String::from_utf8_lossy(t.bytes(n.buf, s)).into_owned()),
+        _ => None,
+    })
+}
+
+/// Calls `f` with every non-zero code of the `*ErrorCode` fields of a PDU's body, in tree order
+/// (record batches are skipped: they hold no error codes and most of a Fetch response's nodes).
+pub fn error_codes(pdu: &Pdu, mut f: impl FnMut(i16)) {
+    let t = &pdu.tree;
+    let Some(body) = (!t.nodes.is_empty()).then(|| t.child(0, "body")).flatten() else {
+        return;
+    };
+    let end = t.node(body).end as usize;
+    let mut i = body as usize;
+    while i < end {
+        let Some(n) = t.nodes.get(i) else { break };
+        if n.name == "Records" {
+            i = (n.end as usize).max(i + 1);
+            continue;
+        }
+        if n.kind == Kind::Scalar && n.name.ends_with("ErrorCode") {
+            if let Value::Int(code) = n.value {
+                if code != 0 {
+                    f(i16::try_from(code).unwrap_or(i16::MIN));
+                }
+            }
+        }
+        i += 1;
     }
 }
 

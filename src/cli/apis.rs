@@ -18,7 +18,7 @@ pub struct Args {
     #[arg(long, value_name = "V")]
     pub version: Option<i16>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, short = 'f', value_enum, default_value = "text")]
     pub format: Format,
 }
 

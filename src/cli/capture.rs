@@ -35,7 +35,13 @@ pub struct Args {
     pub filter: Option<String>,
     /// Write the packets as pcap to FILE (`-` = standard output) instead of printing PDUs (as
     /// `tshark -w`); the packet count still goes to standard error.
-    #[arg(short = 'w', long = "write", value_name = "FILE")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        visible_short_alias = 'w',
+        visible_alias = "write",
+        value_name = "FILE"
+    )]
     pub write: Option<String>,
     #[command(flatten)]
     pub print: PrintArgs,

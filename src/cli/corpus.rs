@@ -22,7 +22,7 @@ pub struct Args {
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Folder to write into (subfolders decode/, records/, stream/, pcap/ are created).
-    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "DIR")]
     pub out: PathBuf,
     /// Extra ports to treat as Kafka brokers.
     #[arg(long = "port", value_name = "PORT")]

@@ -26,8 +26,8 @@ pub struct Args {
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// How to write the bytes (default: hex on a terminal, raw otherwise).
-    #[arg(long, short = 'o', value_enum, value_name = "KIND")]
-    pub output: Option<OutputKind>,
+    #[arg(long, short = 'f', value_enum, value_name = "FORMAT")]
+    pub format: Option<OutputKind>,
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
@@ -52,7 +52,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     };
     let stdout = io::stdout();
     let kind = args
-        .output
+        .format
         .unwrap_or(if io::IsTerminal::is_terminal(&stdout) {
             OutputKind::Hex
         } else {

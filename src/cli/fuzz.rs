@@ -45,7 +45,13 @@ pub struct Args {
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub pipeline: usize,
     /// Where findings and their reproducers are saved (one folder each).
-    #[arg(long, value_name = "DIR", default_value = "kinspect-fuzz")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "out",
+        value_name = "DIR",
+        default_value = "kinspect-fuzz"
+    )]
     pub out: PathBuf,
     /// Also send APIs that delete data or change cluster state (see docs/probe.md).
     #[arg(long)]

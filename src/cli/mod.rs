@@ -5,12 +5,17 @@ pub mod apis;
 pub mod bundle;
 pub mod capture;
 pub mod check;
+pub mod completions;
 pub mod corpus;
 pub mod decode;
 pub mod encode;
+pub mod filter_args;
 pub mod fuzz;
+pub mod help_json;
 pub mod io;
+pub mod man;
 pub mod probe;
+pub mod report;
 pub mod stats;
 mod terminal;
 pub mod validate_schema;
@@ -105,4 +110,13 @@ pub enum Command {
     Fuzz(fuzz::Args),
     /// Capture live from a network interface and decode as it arrives (cargo feature `live`).
     Capture(capture::Args),
+    /// One self-contained HTML report: traffic over time, latencies, errors, clients, slowest requests, findings.
+    Report(report::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::Args),
+    /// Print the man page (roff): kinspect(1), or one subcommand's.
+    Man(man::Args),
+    /// The command tree as JSON, for tests of the flag conventions.
+    #[command(hide = true)]
+    HelpJson(help_json::Args),
 }

@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(long, value_name = "RELEASE", default_value = "4.3", value_parser = parse_release)]
     pub release: Release,
     /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, short = 'f', value_enum, default_value = "text")]
     pub format: Format,
     /// Compare the specs with a baseline for wire compatibility: a folder of specs, or
     /// `builtin` (Kafka 4.3.1, then 3.9.0).

@@ -3,7 +3,9 @@
 //! `offset | bytes | field = value` view) and `summary` (one line per PDU).
 
 pub mod check;
+pub mod fields;
 pub mod json;
+pub mod report;
 pub mod stats;
 pub mod summary;
 pub mod time;
@@ -30,6 +32,9 @@ pub enum Format {
     Tree,
     /// One line per PDU, like tshark's default view.
     Summary,
+    /// Chosen fields, one row per PDU or element (`fields::FieldsPrinter`; [`Printer`] prints
+    /// nothing in it).
+    Fields,
 }
 
 impl crate::choice::Choice for Format {
@@ -49,6 +54,11 @@ impl crate::choice::Choice for Format {
             "summary",
             "One line per PDU, like tshark's default view",
             Format::Summary,
+        ),
+        (
+            "fields",
+            "Chosen fields (-e FIELD...), tab-separated, as tshark's -T fields",
+            Format::Fields,
         ),
     ];
 }
@@ -238,6 +248,7 @@ impl<W: Write> Printer<W> {
             }
             Format::Tree => tree::write_pdu(&mut self.w, pdu, input, &self.o)?,
             Format::Summary => self.summary.write_pdu(&mut self.w, pdu, &self.o)?,
+            Format::Fields => {}
         }
         self.count += 1;
         Ok(())
@@ -254,6 +265,7 @@ impl<W: Write> Printer<W> {
             }
             Format::Tree => tree::write_note(&mut self.w, origin, d, input, &self.o)?,
             Format::Summary => self.summary.write_note(&mut self.w, origin, d, &self.o)?,
+            Format::Fields => {}
         }
         self.count += 1;
         Ok(())

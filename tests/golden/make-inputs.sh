@@ -54,8 +54,8 @@ mk exit2-api-without-version 'decode --api Metadata input.hex'; echo "$F11" > ex
 mk exit2-bad-format 'decode --format yaml input.hex'; echo "$F4" > exit2-bad-format/input.hex
 
 # encode
-mk encode-hex 'encode --output hex input.jsonl'
-mk encode-annotated 'encode --output hex input.jsonl'
+mk encode-hex 'encode --format hex input.jsonl'
+mk encode-annotated 'encode --format hex input.jsonl'
 
 # diagnostics: real frames with named bytes changed (see each README)
 TXN38=$(payload mock-confluent-txn.pcap 38)          # InitProducerId v4 request

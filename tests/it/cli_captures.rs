@@ -2,7 +2,7 @@
 //! - the JSON Lines name the same PDUs as tshark's summary (frame, direction, api key, version,
 //!   correlation id) — tshark is the independent oracle;
 //! - `--annotate` spans nest and never overlap, and the root covers the frame exactly;
-//! - `decode --format jsonl | encode --output raw` gives back exactly the frames the capture
+//! - `decode --format jsonl | encode --format raw` gives back exactly the frames the capture
 //!   reader delivered (the printer's JSON is what the encoder reads, so this checks the JSON
 //!   writer's every value: base64, uuids, floats, nulls, tagged fields).
 
@@ -223,7 +223,7 @@ fn decode_then_encode_gives_back_every_frame() {
         }
         total += frames.len();
         checked += want.len();
-        let (raw, err, code) = kinspect(&["encode", "--output", "raw", "-"], Some(&lines));
+        let (raw, err, code) = kinspect(&["encode", "--format", "raw", "-"], Some(&lines));
         assert_eq!(code, 0, "{p}: encode failed: {err}");
         let want: Vec<u8> = want.concat();
         if raw != want {

@@ -98,6 +98,14 @@ fn bundle_into_a_closed_pipe_exits_0_without_an_error_message() {
 }
 
 #[test]
+fn completions_man_and_report_into_a_closed_pipe_exit_0_without_a_panic() {
+    // clap_complete panicked on a failed write before its script went through a buffer.
+    assert_quiet_exit_0(&["completions", "bash"]);
+    assert_quiet_exit_0(&["man"]);
+    assert_quiet_exit_0(&["report", "captures/mock-kcat-none.pcap", "-o", "-"]);
+}
+
+#[test]
 fn corpus_counts_into_a_closed_pipe_exit_0_without_a_panic() {
     let out = std::env::temp_dir().join(format!("kinspect-closed-pipe-{}", std::process::id()));
     let dir = out.to_str().unwrap();

@@ -1,0 +1,138 @@
+//! The same flag means the same thing in every subcommand: `--format` is always `-f/--format`,
+//! an output file or folder is always `-o/--output`, and `-f`/`-o` mean nothing else. The
+//! command tree comes from clap itself (`kinspect help-json`, hidden), so every subcommand,
+//! present and future, is walked.
+//!
+//! Path-valued options must be classified below (input or output) so a new one cannot slip by.
+
+use crate::common;
+use serde_json::Value;
+
+/// Options that take a path but read it (an input), by subcommand and long name.
+const INPUT_PATHS: &[(&str, &str)] = &[("kinspect", "schemas"), ("fuzz", "replay")];
+
+/// Outputs besides the subcommand's main output (which stays on standard output), with why.
+const SIDE_OUTPUTS: &[(&str, &str, &str)] = &[(
+    "probe",
+    "write-pcap",
+    "the findings table stays on standard output; the pcap is a by-product",
+)];
+
+fn walk<'a>(cmd: &'a Value, path: &mut Vec<&'a str>, out: &mut Vec<(String, &'a Value)>) {
+    path.push(cmd["name"].as_str().unwrap());
+    for a in cmd["args"].as_array().unwrap() {
+        out.push((path.last().unwrap().to_string(), a));
+    }
+    for s in cmd["subcommands"].as_array().unwrap() {
+        if !s["hidden"].as_bool().unwrap() {
+            walk(s, path, out);
+        }
+    }
+    path.pop();
+}
+
+fn problems(tree: &Value) -> Vec<String> {
+    let mut args = Vec::new();
+    walk(tree, &mut Vec::new(), &mut args);
+    let mut bad = Vec::new();
+    for (sub, a) in &args {
+        let long = a["long"].as_str().unwrap_or("");
+        let short = a["short"].as_str().unwrap_or("");
+        let id = a["id"].as_str().unwrap();
+        if a["positional"].as_bool().unwrap() {
+            continue;
+        }
+        if long == "format" && short != "f" {
+            bad.push(format!("{sub}: --format without -f"));
+        }
+        if short == "f" && long != "format" {
+            bad.push(format!("{sub}: -f is --{long}, not --format"));
+        }
+        if short == "o" && long != "output" {
+            bad.push(format!("{sub}: -o is --{long}, not --output"));
+        }
+        if long == "output" && short != "o" {
+            bad.push(format!("{sub}: --output without -o"));
+        }
+        let names = a["value_names"].as_array().unwrap();
+        let path_named = names
+            .iter()
+            .any(|n| matches!(n.as_str(), Some("FILE" | "DIR" | "PATH")));
+        if !(a["path"].as_bool().unwrap() || path_named) {
+            continue;
+        }
+        if INPUT_PATHS.contains(&(sub.as_str(), long))
+            || SIDE_OUTPUTS
+                .iter()
+                .any(|s| (s.0, s.1) == (sub.as_str(), long))
+        {
+            continue;
+        }
+        if long != "output" {
+            bad.push(format!(
+                "{sub}: --{long} ({id}) takes a path: name an output -o/--output, or list it in INPUT_PATHS"
+            ));
+        }
+    }
+    bad
+}
+
+fn tree() -> Value {
+    let o = common::kinspect(&["help-json"]);
+    assert!(o.status.success());
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn format_and_output_mean_the_same_in_every_subcommand() {
+    let t = tree();
+    let bad = problems(&t);
+    assert!(
+        bad.is_empty(),
+        "flag conventions broken:\n  {}",
+        bad.join("\n  ")
+    );
+    // The walk saw the subcommands (a help-json that lost them would pass vacuously).
+    let subs: Vec<&str> = t["subcommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    for s in [
+        "decode", "stats", "check", "report", "corpus", "encode", "capture",
+    ] {
+        assert!(subs.contains(&s), "{s} missing from {subs:?}");
+    }
+}
+
+#[test]
+fn the_rule_catches_a_format_without_f_and_an_oddly_named_output() {
+    let t = serde_json::json!({"name": "kinspect", "hidden": false, "args": [], "subcommands": [
+        {"name": "x", "hidden": false, "subcommands": [], "args": [
+            {"id": "format", "long": "format", "short": null, "value_names": ["FORMAT"], "positional": false, "path": false},
+            {"id": "out", "long": "out", "short": "o", "value_names": ["DIR"], "positional": false, "path": true},
+            {"id": "dump", "long": "dump", "short": null, "value_names": ["FILE"], "positional": false, "path": false}
+        ]}
+    ]});
+    let bad = problems(&t);
+    assert_eq!(bad.len(), 4, "{bad:#?}");
+}
+
+#[test]
+fn old_spellings_still_work() {
+    // `--out` (corpus, fuzz) and `-w/--write` (capture) stay as aliases.
+    for (sub, flag) in [
+        ("corpus", "--out"),
+        ("fuzz", "--out"),
+        ("capture", "-w"),
+        ("capture", "--write"),
+    ] {
+        let o = common::kinspect(&[sub, flag, "x", "--help"]);
+        assert!(
+            o.status.success(),
+            "{sub} {flag}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
