@@ -3,7 +3,8 @@
 #   usage: benches/vs-tshark.sh BIG.pcap        (make one with ../shared/lab/make-big-capture.sh)
 # Needs a release build (cargo build --release) and tshark. Prints wall seconds, peak RSS and
 # the ratios the project targets: `decode --format summary` vs tshark's field dump, `decode
-# --format jsonl` vs `tshark -T json`, plus `stats`, and `cat` reading the file as the floor.
+# --format jsonl` vs `tshark -T json`, `-f fields` vs the same field dump, `--filter` vs plain
+# jsonl, plus `stats`, and `cat` reading the file as the floor.
 # Each command runs several times, interleaved, and its median time is used (about 3 minutes).
 set -u
 PCAP=${1:?usage: benches/vs-tshark.sh BIG.pcap}
@@ -45,6 +46,8 @@ for k in 1 2 3; do
   measure summary 2 "$BIN" decode --format summary "$PCAP"
   measure jsonl 3 "$BIN" decode --format jsonl "$PCAP"
   measure jsonl1 2 env KINSPECT_THREADS=1 "$BIN" decode --format jsonl "$PCAP"
+  measure fields 2 "$BIN" decode -f fields -e frame -e api_key -e api_version -e correlation_id "$PCAP"
+  measure filter 2 "$BIN" decode --format jsonl --filter 'api == Produce' "$PCAP"
   [ $k = 3 ] && break
   measure tshark-fields 1 tshark -r "$PCAP" -d $PORTS -Y kafka -T fields -e frame.number -e kafka.api_key -e kafka.api_version -e kafka.correlation_id
   measure tshark-json 1 tshark -r "$PCAP" -d $PORTS -Y kafka -T json
@@ -54,11 +57,15 @@ K_STATS=$(report stats "kinspect stats")
 K_SUM=$(report summary "kinspect decode summary")
 K_JSONL=$(report jsonl "kinspect decode jsonl")
 K_JSONL1=$(report jsonl1 "  the same on one thread")
+K_FIELDS=$(report fields "kinspect -f fields (4 fields)")
+K_FILTER=$(report filter "kinspect jsonl -Y 'api == Produce'")
 T_FIELDS=$(report tshark-fields "tshark -T fields")
 T_JSON=$(report tshark-json "tshark -T json")
 ratio() { awk -v a="${1% *}" -v b="${2% *}" 'BEGIN { if (a > 0) printf "%.1fx", b / a; else print "n/a" }'; }
 echo "stats vs tshark fields:   $(ratio "$K_STATS" "$T_FIELDS")" >&2
 echo "summary vs tshark fields: $(ratio "$K_SUM" "$T_FIELDS") (target >= 10x)" >&2
+echo "fields vs tshark fields:  $(ratio "$K_FIELDS" "$T_FIELDS") (target >= 10x)" >&2
+echo "jsonl vs jsonl -Y:        $(ratio "$K_FILTER" "$K_JSONL") (target >= 1x: the filter is no slower)" >&2
 echo "jsonl vs tshark json:     $(ratio "$K_JSONL" "$T_JSON") (target >= 50x; one thread $(ratio "$K_JSONL1" "$T_JSON"))" >&2
 echo "cat vs summary, jsonl:    $(ratio "$K_SUM" "$CAT"), $(ratio "$K_JSONL" "$CAT") (cat's time / kinspect's)" >&2
 exit 0

@@ -38,8 +38,8 @@
 //! A field alone tests presence (`latency_us`, `error`). Fields are listed in [`FIELDS`];
 //! anything starting with `body.` or `header.` is a path into the decoded tree
 //! (`body.Topics[].Name`, `[]` any element, `[N]` the N-th). Repeated values are existential
-//! (see [`eval`]). API names, error names and directions are resolved when the expression is
-//! compiled; an unknown one is an error pointing at its column.
+//! (`!=`: the field has values and none is equal). API names, error names and directions are
+//! resolved when the expression is compiled; an unknown one is an error pointing at its column.
 
 mod eval;
 pub mod field;
