@@ -20,17 +20,18 @@
 //! holds when the frame is [`HEAVY_FRAME`] bytes or more ([`Turn::worker_held`]); while that is
 //! over half the budget this side waits for the worker before it decodes, and the text this side
 //! keeps while the worker has the output may take what is left. A PDU that held more than
-//! [`KEEP_PDU_BYTES`] gives its memory back after it was shown. (Waiting before every heavy
+//! [`TOGETHER`] gives its memory back after it was shown. (Waiting before every heavy
 //! frame, whatever the worker held, cost a tenth of the JSON Lines time on the benchmark
 //! capture, whose fetch responses are all heavy.)
 //!
 //! Decoded trees, one bound for both threads: each thread's trees tell what they are about to
 //! allocate (nodes, decompressed records: `wire::tree::growth`), counted per thread in the
 //! [`Turn`]. When the reading thread's trees would hold more than [`TOGETHER`] while the worker
-//! decodes, the reading thread waits for the worker's batch to end (a worker whose PDU then holds
-//! more than [`TOGETHER`] lets it go first), so at most one thread decodes a heavy frame at a
-//! time: the two together hold at most one heavy tree (`limits::MAX_DECOMPRESSED_PER_TREE`,
-//! `limits::MAX_NODES_PER_TREE`) plus what the other keeps for reuse ([`KEEP_PDU_BYTES`]), where
+//! decodes, the reading thread waits for the worker's batch to end, so at most one thread decodes a
+//! heavy frame at a time; on two threads each keeps a decoded PDU for reuse only while it holds
+//! at most [`TOGETHER`] (ordinary PDUs hold far less: one thread's whole process peaks at 26 MiB
+//! on the benchmark capture). The two together hold at most one heavy tree
+//! (`limits::MAX_DECOMPRESSED_PER_TREE`, `limits::MAX_NODES_PER_TREE`) plus [`TOGETHER`], where
 //! each used to hold one heavy tree (two Produce frames of snappy bombs peaked at twice one).
 //! The worker never waits for the reading thread: while the reading thread holds more than
 //! [`TOGETHER`] it sends no batch.
@@ -67,6 +68,9 @@ pub const HEAVY_FRAME: usize = 256 << 10;
 /// rare huge fetch) gives its memory back after it was shown. At the budget itself (8 MiB) the
 /// ordinary 1 MiB fetch responses of a produce/fetch capture were freed and regrown frame after
 /// frame: JSON Lines of the 287 MB benchmark capture took a seventh longer.
+///
+/// No longer used by the two threads, which keep at most [`TOGETHER`] (see the module docs);
+/// kept for callers of the old name.
 pub const KEEP_PDU_BYTES: usize = 64 << 20;
 /// The reading thread's decoded trees may grow past this much only while the worker is idle.
 /// Ordinary frames stay far below it (a 1 MiB fetch response of the benchmark capture holds a
@@ -86,8 +90,6 @@ pub struct Turn {
     worker_trees: AtomicUsize,
     /// The most both held together.
     peak: AtomicUsize,
-    /// The reading thread waits for the worker because its trees are heavy.
-    reader_waits: AtomicBool,
 }
 
 impl Turn {
@@ -167,16 +169,11 @@ impl Growth for Trees {
     fn grow(&self, bytes: usize) {
         let t = &*self.turn;
         let (mine, other) = t.trees(self.reader);
-        let now = mine.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        t.peak.fetch_max(
-            now - bytes + other.load(Ordering::Relaxed),
-            Ordering::Relaxed,
-        );
-        if self.reader && now > TOGETHER && t.busy() {
-            t.reader_waits.store(true, Ordering::Relaxed);
+        // Waits before counting: while it waits, this side does not hold what it is about to.
+        if self.reader && mine.load(Ordering::Relaxed) + bytes > TOGETHER && t.busy() {
             t.wait_idle();
-            t.reader_waits.store(false, Ordering::Relaxed);
         }
+        let now = mine.fetch_add(bytes, Ordering::Relaxed) + bytes;
         t.peak
             .fetch_max(now + other.load(Ordering::Relaxed), Ordering::Relaxed);
     }
@@ -516,11 +513,7 @@ impl<S: Split> Route for Parallel<'_, S> {
             None => Ok(()),
         };
         let kept = kept_bytes(pdu);
-        let kept = if dl.shrink(KEEP_PDU_BYTES) == 0 {
-            0
-        } else {
-            kept
-        };
+        let kept = if dl.shrink(TOGETHER) == 0 { 0 } else { kept };
         self.turn.trees_hold(true, kept);
         shown
     }
@@ -606,14 +599,9 @@ fn work<H: Half>(
         if written.is_ok() {
             written = half.end_batch();
         }
-        // The reading thread waits for this batch to end because its trees are heavy: so is
-        // this PDU's memory, past `TOGETHER`.
-        let limit = if turn.reader_waits.load(Ordering::Relaxed) {
-            TOGETHER
-        } else {
-            KEEP_PDU_BYTES
-        };
-        if held_bytes(&pdu) > limit {
+        // Kept for the next batch only up to `TOGETHER`: a heavy PDU kept here would be held
+        // while the reading thread decodes a heavy frame of its own.
+        if held_bytes(&pdu) > TOGETHER {
             pdu = Pdu::default();
         }
         turn.held.store(0, Ordering::Relaxed);
