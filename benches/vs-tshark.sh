@@ -1,23 +1,37 @@
 #!/usr/bin/env bash
-# Throughput and memory of kinspect against tshark on one big capture, measured in one run.
+# Throughput and memory of kinspect against tshark and against `cat`, on one big capture, in one run.
 #   usage: benches/vs-tshark.sh BIG.pcap        (make one with ../shared/lab/make-big-capture.sh)
-# Needs a release build (cargo build --release) and tshark. Prints wall seconds, peak RSS and
-# the ratios the project targets: `decode --format summary` vs tshark's field dump, `decode
-# --format jsonl` vs `tshark -T json`, `-f fields` vs the same field dump, `--filter` vs plain
-# jsonl, plus `stats`, and `cat` reading the file as the floor.
-# Each command runs several times, interleaved, and its median time is used (about 3 minutes).
+#   NO_TSHARK=1 benches/vs-tshark.sh BIG.pcap   (only kinspect against cat)
+# Needs a release build (cargo build --release) and tshark. Prints, for every output format,
+# the median wall time as a multiple of `cat BIG.pcap > /dev/null` measured in the same run, the
+# peak RSS on the capture given once and three times (memory must not grow with the input), and
+# the ratios against tshark: `decode --format summary` vs its field dump, `decode --format
+# jsonl` vs `tshark -T json`. Commands run several times, interleaved (rounds of every command),
+# and medians are compared (about 5 minutes with tshark).
 set -u
 PCAP=${1:?usage: benches/vs-tshark.sh BIG.pcap}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${KINSPECT:-${CARGO_TARGET_DIR:-$ROOT/target}/release/kinspect}
+ROUNDS=${ROUNDS:-3}
 [ -x "$BIN" ] || { echo "build first: cargo build --release (or set KINSPECT=path)" >&2; exit 2; }
-command -v tshark >/dev/null || { echo "tshark is needed for the comparison" >&2; exit 2; }
+TSHARK=1
+[ -n "${NO_TSHARK:-}" ] && TSHARK=0
+[ $TSHARK = 1 ] && ! command -v tshark >/dev/null && { echo "tshark is needed for the comparison (NO_TSHARK=1 to skip it)" >&2; exit 2; }
 PORTS='tcp.port==19092,kafka -d tcp.port==19093,kafka -d tcp.port==19094,kafka'
 
-# The machine is shared and its speed drifts by a third from one minute to the next, so every
-# command runs several times, kinspect's before, between and after tshark's two, and medians
-# are compared.
 DIR=$(mktemp -d); trap 'rm -rf "$DIR"' EXIT
+
+# The formats, one per line: NAME|ARGUMENTS (after the binary; the capture comes last).
+# FORMATS: one line per output format, NAME|ARGUMENTS (split on spaces: no quoting, so a
+# filter is written without spaces). `fields` takes the same four fields as tshark's dump below.
+FORMATS='jsonl|decode --format jsonl
+annotated|decode --format json --annotate
+tree|decode --format tree --color never
+summary|decode --format summary
+stats|stats
+fields|decode -f fields -e frame -e api_key -e api_version -e correlation_id
+filter|decode --format jsonl -Y api==Produce
+check|check'
 
 # measure NAME N CMD...: runs CMD N times, output discarded; appends "seconds KiB" lines.
 measure() {
@@ -28,44 +42,52 @@ measure() {
   done
 }
 
-# report NAME LABEL: prints the median time and the highest peak RSS of the runs to stderr;
-# echoes "seconds KiB".
-report() {
-  local n t kib
-  n=$(wc -l <"$DIR/$1")
-  t=$(sort -n "$DIR/$1" | sed -n "$(( (n + 1) / 2 ))p" | cut -d' ' -f1)
-  kib=$(sort -n -k2 "$DIR/$1" | tail -1 | cut -d' ' -f2)
-  printf '%-28s %8s s %10s KiB%s\n' "$2" "$t" "$kib" "$([ "$n" -gt 1 ] && echo " (median time, peak RSS of $n runs)")" >&2
-  echo "$t $kib"
-}
+# median NAME: the median time of the runs; peak NAME: the highest peak RSS (KiB).
+median() { local n; n=$(wc -l <"$DIR/$1"); sort -n "$DIR/$1" | sed -n "$(( (n + 1) / 2 ))p" | cut -d' ' -f1; }
+peak() { sort -n -k2 "$DIR/$1" | tail -1 | cut -d' ' -f2; }
+times() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "n/a" }'; }
 
-echo "capture: $PCAP ($(du -h "$PCAP" | cut -f1))" >&2
-for k in 1 2 3; do
+echo "capture: $PCAP ($(du -h "$PCAP" | cut -f1)); $ROUNDS rounds, interleaved" >&2
+for ((k = 1; k <= ROUNDS; k++)); do
   measure cat 2 cat "$PCAP"
-  measure stats 2 "$BIN" stats "$PCAP"
-  measure summary 2 "$BIN" decode --format summary "$PCAP"
-  measure jsonl 3 "$BIN" decode --format jsonl "$PCAP"
-  measure jsonl1 2 env KINSPECT_THREADS=1 "$BIN" decode --format jsonl "$PCAP"
-  measure fields 2 "$BIN" decode -f fields -e frame -e api_key -e api_version -e correlation_id "$PCAP"
-  measure filter 2 "$BIN" decode --format jsonl --filter 'api == Produce' "$PCAP"
-  [ $k = 3 ] && break
-  measure tshark-fields 1 tshark -r "$PCAP" -d $PORTS -Y kafka -T fields -e frame.number -e kafka.api_key -e kafka.api_version -e kafka.correlation_id
-  measure tshark-json 1 tshark -r "$PCAP" -d $PORTS -Y kafka -T json
+  while IFS='|' read -r name args; do
+    # shellcheck disable=SC2086 # the arguments are words
+    measure "$name" 2 "$BIN" $args "$PCAP"
+  done <<<"$FORMATS"
+  measure jsonl1 1 env KINSPECT_THREADS=1 "$BIN" decode --format jsonl "$PCAP"
+  if [ $TSHARK = 1 ] && [ $k -lt $ROUNDS ]; then
+    measure tshark-fields 1 tshark -r "$PCAP" -d $PORTS -Y kafka -T fields -e frame.number -e kafka.api_key -e kafka.api_version -e kafka.correlation_id
+    measure tshark-json 1 tshark -r "$PCAP" -d $PORTS -Y kafka -T json
+  fi
 done
-CAT=$(report cat "cat (reading the file)")
-K_STATS=$(report stats "kinspect stats")
-K_SUM=$(report summary "kinspect decode summary")
-K_JSONL=$(report jsonl "kinspect decode jsonl")
-K_JSONL1=$(report jsonl1 "  the same on one thread")
-K_FIELDS=$(report fields "kinspect -f fields (4 fields)")
-K_FILTER=$(report filter "kinspect jsonl -Y 'api == Produce'")
-T_FIELDS=$(report tshark-fields "tshark -T fields")
-T_JSON=$(report tshark-json "tshark -T json")
-ratio() { awk -v a="${1% *}" -v b="${2% *}" 'BEGIN { if (a > 0) printf "%.1fx", b / a; else print "n/a" }'; }
-echo "stats vs tshark fields:   $(ratio "$K_STATS" "$T_FIELDS")" >&2
-echo "summary vs tshark fields: $(ratio "$K_SUM" "$T_FIELDS") (target >= 10x)" >&2
-echo "fields vs tshark fields:  $(ratio "$K_FIELDS" "$T_FIELDS") (target >= 10x)" >&2
-echo "jsonl vs jsonl -Y:        $(ratio "$K_FILTER" "$K_JSONL") (target >= 1x: the filter is no slower)" >&2
-echo "jsonl vs tshark json:     $(ratio "$K_JSONL" "$T_JSON") (target >= 50x; one thread $(ratio "$K_JSONL1" "$T_JSON"))" >&2
-echo "cat vs summary, jsonl:    $(ratio "$K_SUM" "$CAT"), $(ratio "$K_JSONL" "$CAT") (cat's time / kinspect's)" >&2
+# Peak RSS with the capture given three times (three inputs, one after the other): flat when
+# memory does not grow with the input. `stats` reads one file (a capture merged with itself
+# would be its own retransmissions), so it has no such figure.
+while IFS='|' read -r name args; do
+  [ "$name" = stats ] && continue
+  # shellcheck disable=SC2086
+  measure "$name-x3" 1 "$BIN" $args "$PCAP" "$PCAP" "$PCAP"
+done <<<"$FORMATS"
+
+CAT=$(median cat)
+printf '%-12s %9s %9s %11s %11s\n' format seconds "x cat" "RSS x1 MiB" "RSS x3 MiB" >&2
+printf '%-12s %9s %9s\n' cat "$CAT" 1.0x >&2
+while IFS='|' read -r name args; do
+  t=$(median "$name")
+  x3=-
+  [ -s "$DIR/$name-x3" ] && x3=$(( $(peak "$name-x3") / 1024 ))
+  printf '%-12s %9s %9s %11d %11s   (%s)\n' "$name" "$t" "$(times "$t" "$CAT")" $(( $(peak "$name") / 1024 )) "$x3" "$args" >&2
+done <<<"$FORMATS"
+T1=$(median jsonl1)
+printf '%-12s %9s %9s %11d   (KINSPECT_THREADS=1)\n' jsonl-1thr "$T1" "$(times "$T1" "$CAT")" $(( $(peak jsonl1) / 1024 )) >&2
+J=$(median jsonl); S=$(median summary)
+echo "filter vs jsonl: $(times "$J" "$(median filter)") (target >= 1x: a filter is no slower than printing everything); check vs summary: $(times "$(median check)" "$S") (target <= 1.5x)" >&2
+echo "targets: jsonl within 3x of cat ($(times "$J" "$CAT")), summary within 1.5x ($(times "$S" "$CAT")), annotated and tree within 2x of jsonl ($(times "$(median annotated)" "$J"), $(times "$(median tree)" "$J"))" >&2
+if [ $TSHARK = 1 ]; then
+  TF=$(median tshark-fields); TJ=$(median tshark-json)
+  echo "tshark -T fields $TF s, -T json $TJ s" >&2
+  echo "summary vs tshark fields: $(times "$TF" "$S") faster (target >= 10x); stats: $(times "$TF" "$(median stats)")" >&2
+  echo "fields vs tshark fields:  $(times "$TF" "$(median fields)") faster (target >= 10x, the same four fields)" >&2
+  echo "jsonl vs tshark json:     $(times "$TJ" "$J") faster (target >= 50x; one thread $(times "$TJ" "$T1"))" >&2
+fi
 exit 0

@@ -20,9 +20,21 @@
 //! holds when the frame is [`HEAVY_FRAME`] bytes or more ([`Turn::worker_held`]); while that is
 //! over half the budget this side waits for the worker before it decodes, and the text this side
 //! keeps while the worker has the output may take what is left. A PDU that held more than
-//! [`KEEP_PDU_BYTES`] gives its memory back after it was shown. (Waiting before every heavy
+//! [`TOGETHER`] gives its memory back after it was shown. (Waiting before every heavy
 //! frame, whatever the worker held, cost a tenth of the JSON Lines time on the benchmark
 //! capture, whose fetch responses are all heavy.)
+//!
+//! Decoded trees, one bound for both threads: each thread's trees tell what they are about to
+//! allocate (nodes, decompressed records: `wire::tree::growth`), counted per thread in the
+//! [`Turn`]. When the reading thread's trees would hold more than [`TOGETHER`] while the worker
+//! decodes, the reading thread waits for the worker's batch to end, so at most one thread decodes a
+//! heavy frame at a time; on two threads each keeps a decoded PDU for reuse only while it holds
+//! at most [`TOGETHER`] (ordinary PDUs hold far less: one thread's whole process peaks at 26 MiB
+//! on the benchmark capture). The two together hold at most one heavy tree
+//! (`limits::MAX_DECOMPRESSED_PER_TREE`, `limits::MAX_NODES_PER_TREE`) plus [`TOGETHER`], where
+//! each used to hold one heavy tree (two Produce frames of snappy bombs peaked at twice one).
+//! The worker never waits for the reading thread: while the reading thread holds more than
+//! [`TOGETHER`] it sends no batch.
 
 use super::decoded::{decode_frame, held_bytes, DecodeLoop};
 use super::filter::Filters;
@@ -33,6 +45,7 @@ use crate::diag::Diagnostic;
 use crate::pdu::{Hints, Origin, Pdu};
 use crate::protocol::Protocol;
 use crate::wire::decode::RecordsOptions;
+use crate::wire::tree::growth::{self, Growth};
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
@@ -55,7 +68,14 @@ pub const HEAVY_FRAME: usize = 256 << 10;
 /// rare huge fetch) gives its memory back after it was shown. At the budget itself (8 MiB) the
 /// ordinary 1 MiB fetch responses of a produce/fetch capture were freed and regrown frame after
 /// frame: JSON Lines of the 287 MB benchmark capture took a seventh longer.
+///
+/// No longer used by the two threads, which keep at most [`TOGETHER`] (see the module docs);
+/// kept for callers of the old name.
 pub const KEEP_PDU_BYTES: usize = 64 << 20;
+/// The reading thread's decoded trees may grow past this much only while the worker is idle.
+/// Ordinary frames stay far below it (a 1 MiB fetch response of the benchmark capture holds a
+/// few MiB decoded), so only heavy ones serialize.
+pub const TOGETHER: usize = 32 << 20;
 
 /// Who has the output: the worker from when a batch is sent until it has written it all.
 #[derive(Debug, Default)]
@@ -65,6 +85,11 @@ pub struct Turn {
     held: AtomicUsize,
     lock: Mutex<()>,
     idle: Condvar,
+    /// What each thread's decoded trees hold, by their growth accounting.
+    reader_trees: AtomicUsize,
+    worker_trees: AtomicUsize,
+    /// The most both held together.
+    peak: AtomicUsize,
 }
 
 impl Turn {
@@ -92,6 +117,28 @@ impl Turn {
         }
     }
 
+    /// The most the two threads' decoded trees held together, by their growth accounting
+    /// (`wire::tree::growth`: nodes and decompressed records, as allocated).
+    pub fn peak_trees(&self) -> usize {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    /// A thread's trees hold `bytes` (as a frame begins, or after one was shown).
+    fn trees_hold(&self, reader: bool, bytes: usize) {
+        let (mine, other) = self.trees(reader);
+        mine.store(bytes, Ordering::Relaxed);
+        self.peak
+            .fetch_max(bytes + other.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+
+    fn trees(&self, reader: bool) -> (&AtomicUsize, &AtomicUsize) {
+        if reader {
+            (&self.reader_trees, &self.worker_trees)
+        } else {
+            (&self.worker_trees, &self.reader_trees)
+        }
+    }
+
     pub(crate) fn take(&self) {
         self.busy.store(true, Ordering::Release);
     }
@@ -110,6 +157,32 @@ impl Drop for GiveBack<'_> {
     fn drop(&mut self) {
         self.0.give_back();
     }
+}
+
+/// One thread's side of the tree accounting (installed as its `wire::tree::growth` hook).
+struct Trees {
+    turn: Arc<Turn>,
+    reader: bool,
+}
+
+impl Growth for Trees {
+    fn grow(&self, bytes: usize) {
+        let t = &*self.turn;
+        let (mine, other) = t.trees(self.reader);
+        // Waits before counting: while it waits, this side does not hold what it is about to.
+        if self.reader && mine.load(Ordering::Relaxed) + bytes > TOGETHER && t.busy() {
+            t.wait_idle();
+        }
+        let now = mine.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        t.peak
+            .fetch_max(now + other.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
+/// What a PDU keeps for the next frame: its buffers past the frame's own go at the next reset.
+fn kept_bytes(pdu: &Pdu) -> usize {
+    let bufs: usize = pdu.tree.bufs.iter().skip(1).map(|b| b.capacity()).sum();
+    held_bytes(pdu).saturating_sub(bufs)
 }
 
 /// Text on its way to a file or pipe that two threads write in turn (a plain buffered file when
@@ -248,6 +321,8 @@ pub struct Parallel<'s, S: Split> {
     batch: Job<S::Half>,
     /// Something shown carried an error diagnostic.
     errors: bool,
+    /// This thread's tree accounting, while the worker runs.
+    _trees: growth::Guard,
 }
 
 impl<'s, S: Split> Parallel<'s, S> {
@@ -267,10 +342,14 @@ impl<'s, S: Split> Parallel<'s, S> {
         let (wf, wt) = (Arc::clone(&filters), Arc::clone(&turn));
         let spawned = std::thread::Builder::new()
             .name("kinspect-decode".into())
-            .spawn(move || work(proto, records, &wf, &wt, job_rx, done_tx));
+            .spawn(move || work(proto, records, &wf, wt, job_rx, done_tx));
         let Ok(worker) = spawned else {
             return Err(sink);
         };
+        let trees = growth::watch(Arc::new(Trees {
+            turn: Arc::clone(&turn),
+            reader: true,
+        }));
         Ok(Parallel {
             sink,
             filters,
@@ -286,6 +365,7 @@ impl<'s, S: Split> Parallel<'s, S> {
                 ..Job::default()
             },
             errors: false,
+            _trees: trees,
         })
     }
 
@@ -425,12 +505,17 @@ impl<S: Split> Route for Parallel<'_, S> {
             self.poll(true)?;
         }
         let pdu = dl.frame(origin, &hints, data);
-        if let Some(errors) = self.filters.pdu_shown(pdu) {
-            self.errors |= errors;
-            self.sink.pdu(pdu, input.map(|i| &**i))?;
-        }
-        dl.shrink(KEEP_PDU_BYTES);
-        Ok(())
+        let shown = match self.filters.pdu_shown(pdu) {
+            Some(errors) => {
+                self.errors |= errors;
+                self.sink.pdu(pdu, input.map(|i| &**i))
+            }
+            None => Ok(()),
+        };
+        let kept = kept_bytes(pdu);
+        let kept = if dl.shrink(TOGETHER) == 0 { 0 } else { kept };
+        self.turn.trees_hold(true, kept);
+        shown
     }
 
     fn pdu(&mut self, pdu: &Pdu, input: Option<&str>) -> io::Result<()> {
@@ -469,15 +554,19 @@ fn work<H: Half>(
     proto: &'static Protocol,
     records: RecordsOptions,
     filters: &Filters,
-    turn: &Turn,
+    turn: Arc<Turn>,
     jobs: Receiver<Job<H>>,
     done: Sender<Done<H>>,
 ) {
+    let _trees = growth::watch(Arc::new(Trees {
+        turn: Arc::clone(&turn),
+        reader: false,
+    }));
     let mut decoder = crate::records::decoder(proto);
     decoder.set_records(records);
     let mut pdu = Pdu::default();
     for mut job in jobs {
-        let give_back = GiveBack(turn);
+        let give_back = GiveBack(&turn);
         let mut session = job.session.clone().unwrap_or_default();
         let mut errors = false;
         let mut written = Ok(());
@@ -486,6 +575,7 @@ fn work<H: Half>(
         };
         for (origin, hints, range) in &job.frames {
             let frame = job.bytes.get(range.clone()).unwrap_or_default();
+            turn.trees_hold(false, kept_bytes(&pdu));
             decode_frame(
                 &mut decoder,
                 &mut session,
@@ -509,10 +599,13 @@ fn work<H: Half>(
         if written.is_ok() {
             written = half.end_batch();
         }
-        if held_bytes(&pdu) > KEEP_PDU_BYTES {
+        // Kept for the next batch only up to `TOGETHER`: a heavy PDU kept here would be held
+        // while the reading thread decodes a heavy frame of its own.
+        if held_bytes(&pdu) > TOGETHER {
             pdu = Pdu::default();
         }
         turn.held.store(0, Ordering::Relaxed);
+        turn.trees_hold(false, held_bytes(&pdu));
         let d = Done {
             job,
             errors,

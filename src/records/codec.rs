@@ -161,6 +161,12 @@ impl Sink {
         }
     }
 
+    /// Tells the thread's tree-growth hook what taking `n` more bytes will allocate.
+    #[inline]
+    fn will_grow(&self, n: usize) {
+        crate::wire::tree::growth::before_push(self.out.len(), self.out.capacity(), n, 1);
+    }
+
     /// Room for `n` more bytes, or the cap error.
     fn room(&self, n: usize) -> Result<(), CodecError> {
         if self.out.len().saturating_add(n) > self.cap {
@@ -171,6 +177,7 @@ impl Sink {
 
     fn extend(&mut self, b: &[u8]) -> Result<(), CodecError> {
         self.room(b.len())?;
+        self.will_grow(b.len());
         self.out.extend_from_slice(b);
         Ok(())
     }
@@ -210,6 +217,7 @@ fn snappy_raw_into(s: &mut Sink, block: &[u8], at: usize) -> Result<(), CodecErr
     // The declared length is checked before anything is allocated for it.
     s.room(n)?;
     let start = s.out.len();
+    s.will_grow(n);
     s.out.resize(start + n, 0);
     match snap::raw::Decoder::new().decompress(block, &mut s.out[start..]) {
         Ok(w) => {
@@ -321,6 +329,7 @@ fn zstd(input: &[u8], cap: (usize, &'static str)) -> Result<Decompressed, CodecE
                     return Err(s.too_large());
                 }
                 let grow = (s.out.capacity().max(32 * 1024) * 2).min(limit) - s.out.len();
+                crate::wire::tree::growth::note(grow);
                 s.out.reserve_exact(grow);
             }
             let (in_before, out_before) = (inb.pos(), s.out.len());

@@ -308,6 +308,66 @@ impl std::fmt::Debug for Diags {
     }
 }
 
+/// Memory accounting for decoded trees, per thread: what a thread's trees are about to allocate
+/// is told to the hook installed on that thread ([`growth::watch`]), which may wait before the
+/// allocation happens. The engine's two decoding threads use it to keep one bound on what they
+/// hold together (engine/parallel.rs); without a hook nothing is counted. Told: the nodes'
+/// arena when it grows, and decompressed record data as it grows (records/codec.rs).
+pub mod growth {
+    use std::cell::RefCell;
+    use std::sync::Arc;
+
+    /// Told, on the thread it is installed on, how many more bytes that thread's decoded trees
+    /// are about to hold.
+    pub trait Growth: Send + Sync {
+        fn grow(&self, bytes: usize);
+    }
+
+    thread_local! {
+        static HOOK: RefCell<Option<Arc<dyn Growth>>> = const { RefCell::new(None) };
+    }
+
+    /// Installs `hook` on this thread until the guard is dropped (the one before comes back).
+    pub fn watch(hook: Arc<dyn Growth>) -> Guard {
+        Guard(HOOK.with(|h| h.borrow_mut().replace(hook)))
+    }
+
+    /// Puts back the hook that was installed before [`watch`].
+    pub struct Guard(Option<Arc<dyn Growth>>);
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            let prev = self.0.take();
+            HOOK.with(|h| *h.borrow_mut() = prev);
+        }
+    }
+
+    /// This thread's trees are about to allocate `bytes` more.
+    #[cold]
+    pub fn note(bytes: usize) {
+        // The hook may wait (for the other thread); it is not re-entered on this thread.
+        let hook = HOOK.with(|h| h.borrow().clone());
+        if let Some(h) = hook {
+            h.grow(bytes);
+        }
+    }
+
+    /// A vector of `len` and `cap` about to take `n` more elements of `size` bytes: tells what
+    /// its growth will allocate.
+    #[inline]
+    pub fn before_push(len: usize, cap: usize, n: usize, size: usize) {
+        let want = len.saturating_add(n);
+        if want > cap {
+            note(
+                want.max(cap.saturating_mul(2))
+                    .max(4)
+                    .saturating_sub(cap)
+                    .saturating_mul(size),
+            );
+        }
+    }
+}
+
 impl Tree {
     pub fn new() -> Tree {
         Tree::default()
@@ -347,6 +407,7 @@ impl Tree {
     /// Opens a container; close it with [`Tree::close`].
     pub fn open(&mut self, name: &'static str, kind: Kind, buf: u16, offset: u32) -> NodeId {
         let id = self.nodes.len() as NodeId;
+        self.will_push();
         self.nodes.push(Node {
             name,
             kind,
@@ -359,6 +420,20 @@ impl Tree {
             entity: Entity::None,
         });
         id
+    }
+
+    /// Tells the growth hook when the node arena is about to grow (the only check on the hot
+    /// path is the length against the capacity).
+    #[inline]
+    fn will_push(&mut self) {
+        if self.nodes.len() == self.nodes.capacity() {
+            growth::before_push(
+                self.nodes.len(),
+                self.nodes.capacity(),
+                1,
+                std::mem::size_of::<Node>(),
+            );
+        }
     }
 
     /// Closes a container opened with [`Tree::open`]: its span ends at `end_offset` and it owns
@@ -381,6 +456,7 @@ impl Tree {
         len: u32,
     ) -> NodeId {
         let id = self.nodes.len() as NodeId;
+        self.will_push();
         self.nodes.push(Node {
             name,
             kind: Kind::Scalar,
@@ -391,6 +467,36 @@ impl Tree {
             len,
             end: id + 1,
             entity: Entity::None,
+        });
+        id
+    }
+
+    /// Pushes a leaf with its header length and entity (one write of the node, where
+    /// [`Tree::leaf`] and setting them after costs a second, bounds-checked one).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(crate) fn leaf_with(
+        &mut self,
+        name: &'static str,
+        value: Value,
+        buf: u16,
+        offset: u32,
+        len: u32,
+        hdr: u16,
+        entity: Entity,
+    ) -> NodeId {
+        let id = self.nodes.len() as NodeId;
+        self.will_push();
+        self.nodes.push(Node {
+            name,
+            kind: Kind::Scalar,
+            value,
+            buf,
+            hdr,
+            offset,
+            len,
+            end: id + 1,
+            entity,
         });
         id
     }
@@ -406,6 +512,7 @@ impl Tree {
     ) -> NodeId {
         let di = self.diags.push_at(d);
         let id = self.nodes.len() as NodeId;
+        self.will_push();
         self.nodes.push(Node {
             name,
             kind: Kind::Error,

@@ -131,3 +131,93 @@ fn many_bad_record_sets_stop_at_the_tree_cap() {
         }
     }
 }
+
+/// What the two decoding threads' trees held together, as the engine's accounting saw it.
+#[derive(Default)]
+struct Peak {
+    turn: Option<std::sync::Arc<kinspect::engine::parallel::Turn>>,
+    pdus: usize,
+}
+
+impl kinspect::engine::Sink for Peak {
+    fn pdu(&mut self, _: &Pdu, _: Option<&str>) -> std::io::Result<()> {
+        self.pdus += 1;
+        Ok(())
+    }
+    fn note(
+        &mut self,
+        _: &kinspect::pdu::Origin,
+        _: &kinspect::diag::Diagnostic,
+        _: Option<&str>,
+    ) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl kinspect::engine::Split for Peak {
+    type Half = Peak;
+    fn fork(&mut self, turn: &std::sync::Arc<kinspect::engine::parallel::Turn>) -> Option<Peak> {
+        self.turn = Some(turn.clone());
+        Some(Peak::default())
+    }
+    fn hand_over(&mut self, _: &mut Peak) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn take_back(&mut self, half: &mut Peak) -> std::io::Result<()> {
+        self.pdus += std::mem::take(&mut half.pdus);
+        Ok(())
+    }
+}
+
+impl kinspect::engine::Half for Peak {
+    fn end_batch(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Two Produce frames whose snappy batches each decompress to 48 MiB, on two threads: the first
+/// goes to the worker, the second is read while the worker decodes it. Each thread bounded only
+/// what it held itself, so the two heavy trees were held at once (the campaign's `bombs` peaked
+/// at twice one frame); now the reading thread waits for the worker before its trees pass
+/// `engine::parallel::TOGETHER`, and the two hold one heavy tree at a time.
+#[test]
+fn two_heavy_frames_on_two_threads_are_not_held_at_once() {
+    use kinspect::engine::parallel::TOGETHER;
+    let payload = 48 << 20;
+    assert!(payload > TOGETHER);
+    let zeros = vec![0u8; payload];
+    let one = produce_v3(&[snappy_batch(&zeros, 1)]);
+    drop(zeros);
+    let input = [one.clone(), one].concat();
+    if let Some(dir) = option_env!("CARGO_TARGET_TMPDIR") {
+        // The input of the README's peak-RSS figures (`/usr/bin/time -v kinspect decode
+        // --input raw …`).
+        let _ = std::fs::write(
+            std::path::Path::new(dir).join("two-snappy-bombs.bin"),
+            &input,
+        );
+    }
+    let mut opts = kinspect::engine::Options::new(builtin());
+    opts.threads = 2;
+    opts.kind = Some(kinspect::input::InputKind::Raw);
+    let mut sink = Peak::default();
+    let out = kinspect::engine::run_split(
+        [kinspect::engine::Input::Bytes {
+            name: "two-bombs".into(),
+            bytes: &input,
+        }],
+        &opts,
+        &mut sink,
+    );
+    assert!(out.failed.is_empty(), "{:?}", out.failed);
+    assert_eq!(sink.pdus, 2);
+    let turn = sink.turn.expect("the sink was split");
+    let peak = turn.peak_trees();
+    assert!(peak >= payload, "the accounting saw {peak} bytes");
+    assert!(
+        peak < payload + payload / 2,
+        "the two threads held {} MiB of trees together (one frame's is {} MiB)",
+        peak >> 20,
+        payload >> 20
+    );
+}

@@ -58,10 +58,9 @@ impl Walker<'_, '_> {
         };
         match fixed {
             Ok(v) => {
-                let id = self
-                    .tree
-                    .leaf(s.name, v, self.buf, pos as u32, (c.pos() - pos) as u32);
-                self.tree.node_mut(id).entity = s.entity;
+                let len = (c.pos() - pos) as u32;
+                self.tree
+                    .leaf_with(s.name, v, self.buf, pos as u32, len, 0, s.entity);
                 Ok(c.pos())
             }
             Err(e) => Err(self.read_fail(s.name, pos, limit, pos, p.as_str(), e)),
@@ -88,12 +87,15 @@ impl Walker<'_, '_> {
                     format!("null {} where this version does not allow null", p.as_str()),
                 );
             }
-            let id = self
-                .tree
-                .leaf(name, Value::Null, self.buf, pos as u32, hdr as u32);
-            let n = self.tree.node_mut(id);
-            n.hdr = hdr as u16;
-            n.entity = s.entity;
+            self.tree.leaf_with(
+                name,
+                Value::Null,
+                self.buf,
+                pos as u32,
+                hdr as u32,
+                hdr as u16,
+                s.entity,
+            );
             return Ok(start);
         }
         if n < -1 {
@@ -152,12 +154,15 @@ impl Walker<'_, '_> {
             }
             _ => Value::Bytes(span),
         };
-        let id = self
-            .tree
-            .leaf(name, value, self.buf, pos as u32, (hdr + len) as u32);
-        let n = self.tree.node_mut(id);
-        n.hdr = hdr as u16;
-        n.entity = s.entity;
+        self.tree.leaf_with(
+            name,
+            value,
+            self.buf,
+            pos as u32,
+            (hdr + len) as u32,
+            hdr as u16,
+            s.entity,
+        );
         Ok(start + len)
     }
 }
