@@ -24,7 +24,8 @@ pub struct Args {
     /// Print the quorum timeline (epochs, votes, leaders) after the findings.
     #[arg(long)]
     pub timeline: bool,
-    /// The rules see only the PDUs the filter selects (with --pairs: and their other halves).
+    /// Only the findings of PDUs the filter selects are shown (with --pairs: also those of the
+    /// responses to selected requests); the rules still follow every PDU of the conversation.
     #[command(flatten)]
     pub filter: super::filter_args::FilterArgs,
 }
@@ -44,7 +45,10 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     // Batch headers (producer ids, sequences) with their CRC checked are enough, except for
     // KRaft metadata records, which the records decoder reads in full all the same.
     opts.records.headers_only = true;
-    let compiled = match args.filter.apply(proto, &mut opts.filters) {
+    // The filter decides which findings are shown, not what the rules see: it goes to the
+    // printer, and the engine hands it every PDU.
+    let mut shown = engine::Filters::default();
+    let compiled = match args.filter.apply(proto, &mut shown) {
         Ok(c) => c,
         Err(e) => {
             errln!("kinspect check: {e}");
@@ -56,10 +60,10 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     }
     let out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut printer = CheckPrinter::new(out, args.format, args.timeline);
-    let outcome = match compiled.pairs_of(&mut printer) {
-        Some(mut pairs) => engine::run(inputs(&args.files), &opts, &mut pairs),
-        None => engine::run(inputs(&args.files), &opts, &mut printer),
-    };
+    if let Some(q) = &compiled.query {
+        printer = printer.with_filter(q.clone(), compiled.pairs);
+    }
+    let outcome = engine::run(inputs(&args.files), &opts, &mut printer);
     // Decoding errors are `kinspect decode`'s to report; the exit code here is the rules'.
     match exit_code("kinspect check", &outcome) {
         EXIT_FAILURE => EXIT_FAILURE,

@@ -4,11 +4,13 @@
 
 use crate::check::{Checker, Finding, RULES};
 use crate::diag::{Diagnostic, Severity};
-use crate::engine::{InputEnd, InputInfo, Sink};
-use crate::pdu::{Origin, Pdu};
+use crate::engine::{Filter, InputEnd, InputInfo, Sink};
+use crate::limits::MAX_PAIRS_IN_FLIGHT;
+use crate::pdu::{Direction, Origin, Pdu};
 use serde_json::json;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::{self, Write};
+use std::sync::Arc;
 
 /// How findings are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,8 +40,13 @@ pub struct CheckPrinter<W: Write> {
     checker: Checker,
     name: String,
     counts: BTreeMap<&'static str, u64>,
-    /// An error-level rule fired.
+    /// An error-level rule fired (among the findings shown).
     pub errors: bool,
+    /// Which findings are shown: those of PDUs this filter selects (the rules see every PDU).
+    show: Option<Arc<dyn Filter>>,
+    /// With `show` and pairs: the requests it selected, by (connection, correlation id), so
+    /// that their responses' findings are shown too.
+    pairs: Option<HashSet<(Option<u32>, i32)>>,
 }
 
 impl<W: Write> CheckPrinter<W> {
@@ -52,6 +59,39 @@ impl<W: Write> CheckPrinter<W> {
             name: String::new(),
             counts: BTreeMap::new(),
             errors: false,
+            show: None,
+            pairs: None,
+        }
+    }
+
+    /// Shows only the findings of PDUs `filter` selects (with `pairs`, also those of the
+    /// responses to requests it selected). The rules still see every PDU: a filter narrows what
+    /// is reported, not the conversation the rules follow.
+    pub fn with_filter(mut self, filter: Arc<dyn Filter>, pairs: bool) -> Self {
+        self.show = Some(filter);
+        self.pairs = pairs.then(HashSet::new);
+        self
+    }
+
+    /// Whether the findings of `pdu` are shown.
+    fn shown(&mut self, pdu: &Pdu) -> bool {
+        let Some(f) = &self.show else {
+            return true;
+        };
+        let selected = f.pdu(pdu);
+        let (Some(pairs), Some(corr)) = (self.pairs.as_mut(), pdu.correlation_id) else {
+            return selected;
+        };
+        let key = (pdu.origin.conn.map(|c| c.stream), corr);
+        match pdu.direction {
+            Some(Direction::Request) => {
+                if selected && pairs.len() < MAX_PAIRS_IN_FLIGHT {
+                    pairs.insert(key);
+                }
+                selected
+            }
+            Some(Direction::Response) => pairs.remove(&key) || selected,
+            None => selected,
         }
     }
 
@@ -106,6 +146,9 @@ impl<W: Write> Sink for CheckPrinter<W> {
 
     fn pdu(&mut self, pdu: &Pdu, _input: Option<&str>) -> io::Result<()> {
         let found: Vec<Finding> = self.checker.pdu(pdu).collect();
+        if !self.shown(pdu) {
+            return Ok(());
+        }
         found.iter().try_for_each(|f| self.found(f))
     }
 

@@ -228,3 +228,37 @@ fn a_real_idempotent_and_transactional_producer_is_clean() {
         ]
     );
 }
+
+#[test]
+fn a_filter_narrows_the_findings_shown_not_the_conversation_the_rules_follow() {
+    let dir = std::env::temp_dir().join(format!("kinspect-check-filter-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let double = dir.join("double.pcap");
+    // Voter 2 grants 1 (connection 0), then 3 (connection 1), both in epoch 5: the second
+    // grant breaks the rule, and only the first one shows why.
+    std::fs::write(
+        &double,
+        kraft_pcap("vote 1 -> 2 epoch 5 : granted\nvote 3 -> 2 epoch 5 : granted"),
+    )
+    .unwrap();
+    let f = double.to_str().unwrap();
+    let (out, code) = kinspect(&["check", "-Y", "stream == 1", f]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("vote-double-grant                  error         1"),
+        "{out}"
+    );
+    let (out, code) = kinspect(&["check", "-Y", "stream == 0", f]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("findings per rule\n  (none)"), "{out}");
+    // --pairs: the request selected, its response's finding shown.
+    let (out, code) = kinspect(&[
+        "check",
+        "--pairs",
+        "-Y",
+        "stream == 1 and direction == request",
+        f,
+    ]);
+    assert_eq!(code, 1, "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
