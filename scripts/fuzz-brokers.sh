@@ -4,6 +4,8 @@
 #
 #   scripts/fuzz-brokers.sh [--seconds N] [--out DIR] [--only mock|tansu] [--bin PATH]
 #   scripts/fuzz-brokers.sh --replay-only          # CI: replay the committed findings only
+#   scripts/fuzz-brokers.sh --replay-only --replay-from DIR   # replay every finding of a run
+#                                                  # (DIR/mock/*, DIR/tansu/*), a table at the end
 #
 # - librdkafka's mock cluster: tests/brokers/mock.c built against librdkafka-dev, started with
 #   KINSPECT_MOCK_PORT so that it listens on a fixed port (the launcher's bind() override) and a
@@ -26,6 +28,7 @@ out=""
 only=""
 bin=""
 replay_only=0
+replay_from=tests/fixtures/fuzz-findings
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) seconds=$2; shift 2 ;;
@@ -33,6 +36,7 @@ while [ $# -gt 0 ]; do
         --only) only=$2; shift 2 ;;
         --bin) bin=$2; shift 2 ;;
         --replay-only) replay_only=1; shift ;;
+        --replay-from) replay_from=$2; shift 2 ;;
         -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
         *) echo "fuzz-brokers: unknown option $1" >&2; exit 2 ;;
     esac
@@ -120,9 +124,13 @@ if [ "$replay_only" -eq 0 ]; then
     done
 fi
 
-# Replay every committed finding against a fresh broker of its kind.
+# Replay every committed finding (or every finding of a run) against a fresh broker of its
+# kind: tests/fixtures/fuzz-findings/<broker>-*/, or DIR/<broker>/*/.
+replayed=0
+reproduced=0
 for b in $brokers; do
-    for dir in tests/fixtures/fuzz-findings/"$b"-*/; do
+    if [ "$replay_from" = tests/fixtures/fuzz-findings ]; then pattern="$replay_from/$b-*/"; else pattern="$replay_from/$b/*/"; fi
+    for dir in $pattern; do
         [ -f "$dir/reproducer.json" ] || continue
         port=$(free_port)
         start=$(start_script "$b" "$port")
@@ -130,7 +138,12 @@ for b in $brokers; do
         await_port "$port"
         rc=0
         "$bin" fuzz --replay "$dir" "127.0.0.1:$port" --restart-cmd "$start" || rc=$?
+        replayed=$((replayed + 1))
+        # Each broker started for a replay is stopped before the next one.
+        while read -r p; do kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true; done <"$pids_file"
+        : >"$pids_file"
         if [ "$rc" -eq 1 ]; then
+            reproduced=$((reproduced + 1))
             echo "== replay $dir against $b: reproduces"
         else
             echo "fuzz-brokers: replay $dir against $b exited $rc (1 = reproduces was expected)" >&2
@@ -138,5 +151,6 @@ for b in $brokers; do
         fi
     done
 done
+echo "replayed $replayed saved finding(s): $reproduced reproduced"
 [ "$replay_only" -eq 1 ] || echo "findings of this run: $out"
 exit $status

@@ -105,6 +105,10 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             }
         };
     }
+    if args.print.format == Some(kinspect::output::Format::Fields) {
+        errln!("kinspect capture: --format fields is decode's (it takes -e FIELD); capture with -o FILE and run `kinspect decode FILE -f fields -e ...`");
+        return EXIT_FAILURE;
+    }
     let mut opts = kinspect::engine::Options::new(proto);
     opts.capture.ports = args.ports.clone();
     opts.capture.show_secrets = args.print.show_secrets;
