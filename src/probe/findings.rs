@@ -45,6 +45,7 @@ pub const CODES: &[(&str, Severity, &str)] = &[
     ("unknown-api", Severity::Info, "the broker advertises an API key kinspect's protocol does not define"),
     ("unknown-version", Severity::Info, "the broker advertises a version kinspect's protocol does not define (use --schemas)"),
     ("encode-failed", Severity::Warning, "kinspect could not encode its own generated request (a kinspect bug)"),
+    ("accepted-corrupt-batch", Severity::Error, "fuzz: a Produce with a corrupt batch (bad CRC, unknown codec) was answered without error"),
     ("hung-connection", Severity::Error, "fuzz: a connection stayed open but stopped answering valid requests (a fresh connection is answered)"),
     ("broker-exited", Severity::Error, "fuzz: the --broker-pid process exited"),
     ("rss-growth", Severity::Warning, "fuzz: the --broker-pid process's resident memory grew four-fold and by more than 256 MiB"),

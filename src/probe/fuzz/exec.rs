@@ -64,7 +64,17 @@ pub enum Event {
     BadSize {
         prefix: [u8; 4],
     },
+    /// A Produce whose record batch kinspect corrupted on purpose ([`MUST_REFUSE`]) was answered without an error for any partition: the broker
+    /// stored, or said it stored, a batch Kafka refuses (CORRUPT_MESSAGE).
+    Accepted {
+        case: usize,
+        response: Vec<u8>,
+    },
 }
+
+/// Mutators whose Produce a broker must refuse: the batch's CRC does not match, its codec does
+/// not exist, or its length field lies (Kafka's log validation refuses each, CORRUPT_MESSAGE).
+pub const MUST_REFUSE: &[&str] = &["batch-bad-crc", "batch-unknown-codec", "batch-length-lies"];
 
 #[derive(Clone, Debug)]
 pub struct RoundOut {
@@ -157,6 +167,12 @@ pub fn round(
                     }
                 } else {
                     out.decoded += 1;
+                    if MUST_REFUSE.contains(&c.mutator.as_str()) && accepted(target, &pdu) {
+                        out.events.push(Event::Accepted {
+                            case: i,
+                            response: fr,
+                        });
+                    }
                 }
             }
             Err(ReadFail::Timeout { .. }) => {
@@ -176,6 +192,18 @@ pub fn round(
     }
     conn.close(t);
     out
+}
+
+/// Whether `pdu`, a Produce response, answers some partition and none with an error.
+fn accepted(target: &Target, pdu: &Pdu) -> bool {
+    use crate::query::Field;
+    if target.protocol.api_name(pdu.api_key.unwrap_or(-1)) != Some("Produce") {
+        return false;
+    }
+    let (Ok(partition), Ok(error)) = (Field::parse("partition"), Field::parse("error")) else {
+        return false;
+    };
+    partition.first(pdu).is_some() && error.first(pdu).is_none()
 }
 
 /// The liveness check: a fresh connection, an ApiVersions ping, its answer within the timeout.

@@ -234,10 +234,7 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
                     response,
                     diagnostics,
                 } => {
-                    let first = diagnostics
-                        .iter()
-                        .find(|d| d.severity == crate::diag::Severity::Error);
-                    let msg = first.map_or_else(String::new, |d| {
+                    let mut msg = first_error(diagnostics).map_or_else(String::new, |d| {
                         format!(
                             "the answer to a well-formed request does not decode: {} at byte {}{}: {}",
                             d.code,
@@ -246,6 +243,9 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
                             d.message
                         )
                     });
+                    if in_records(diagnostics) {
+                        msg.push_str(" (inside the records the broker returned: data stored by an earlier request, so a fresh broker may not reproduce it from this sequence alone; look for accepted-corrupt-batch)");
+                    }
                     found.push((
                         "malformed-response",
                         Some(*case),
@@ -261,6 +261,17 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
                     "correlation-mismatch",
                     None,
                     message.clone(),
+                    response.clone(),
+                    Vec::new(),
+                    batch.clone(),
+                )),
+                Event::Accepted { case, response } => found.push((
+                    "accepted-corrupt-batch",
+                    Some(*case),
+                    format!(
+                        "a Produce whose batch is corrupt on purpose ({}) was answered with no error for any partition: Kafka refuses such a batch with CORRUPT_MESSAGE, and a Fetch may now return it",
+                        batch[*case].mutator
+                    ),
                     response.clone(),
                     Vec::new(),
                     batch.clone(),
@@ -343,14 +354,18 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
                 .cloned();
             let Some(blame) = blame else { continue };
             let sig = match code {
+                // A damaged record batch in an answer is data the broker stored (a corrupt batch
+                // it accepted earlier): one finding per API and diagnostic, whatever the version.
+                "malformed-response" if in_records(&diagnostics) => format!(
+                    "{code}/{}/records/{}",
+                    blame.api_key,
+                    first_error(&diagnostics).map_or("", |d| d.code)
+                ),
                 "malformed-response" => format!(
                     "{code}/{}/{}/{}",
                     blame.api_key,
                     blame.api_version,
-                    diagnostics
-                        .iter()
-                        .find(|d| d.severity == crate::diag::Severity::Error)
-                        .map_or("", |d| d.code)
+                    first_error(&diagnostics).map_or("", |d| d.code)
                 ),
                 "correlation-mismatch" | "bad-frame-size" | "rss-growth" => code.to_string(),
                 _ => format!("{code}/{}/{}", blame.api_key, blame.mutator),
@@ -410,6 +425,18 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
     Ok(rep)
 }
 
+/// The first error diagnostic.
+fn first_error(diags: &[crate::diag::Diagnostic]) -> Option<&crate::diag::Diagnostic> {
+    diags
+        .iter()
+        .find(|d| d.severity == crate::diag::Severity::Error)
+}
+
+/// Whether the first error lies inside a `records` field (a record batch the broker returned).
+fn in_records(diags: &[crate::diag::Diagnostic]) -> bool {
+    first_error(diags).is_some_and(|d| d.path.contains("Records"))
+}
+
 /// Why the run stopped when the broker stayed down.
 fn not_back(cfg: &Config) -> String {
     format!(
@@ -437,7 +464,12 @@ fn out_first_unanswered(out: &RoundOut, batch: &[Case]) -> Option<usize> {
 }
 
 /// The finding codes the fuzzer adds to the probe's (see `findings::CODES`).
-pub const FUZZ_CODES: &[&str] = &["hung-connection", "broker-exited", "rss-growth"];
+pub const FUZZ_CODES: &[&str] = &[
+    "hung-connection",
+    "broker-exited",
+    "rss-growth",
+    "accepted-corrupt-batch",
+];
 
 #[cfg(test)]
 mod tests {

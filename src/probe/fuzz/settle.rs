@@ -36,6 +36,12 @@ fn judge(
         }),
         "correlation-mismatch" => events.any(|(_, e)| matches!(e, Event::Mismatch { .. })),
         "bad-frame-size" => events.any(|(_, e)| matches!(e, Event::BadSize { .. })),
+        "accepted-corrupt-batch" => events.any(|(at, e)| match e {
+            Event::Accepted { case, .. } => seq
+                .get(at + case)
+                .is_some_and(|c| c.api_key == api_key && c.api_version == version),
+            _ => false,
+        }),
         _ => false,
     }
 }
