@@ -83,6 +83,10 @@ pub struct Args {
     pub input: Option<InputKind>,
     #[command(flatten)]
     pub print: PrintArgs,
+    /// Write to this file instead of standard output (any format); for `-f parquet`, the folder
+    /// (or `.parquet` file) of the tables: see `kinspect::output::parquet`.
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub output: Option<PathBuf>,
     /// For a frame on its own: the API (name or key); for a response, its request's API.
     #[arg(long, value_name = "NAME|KEY")]
     pub api: Option<String>,
@@ -134,7 +138,7 @@ pub enum RecordsMode {
     Raw,
 }
 
-fn parse_as(s: &str) -> Result<AsType, String> {
+pub(super) fn parse_as(s: &str) -> Result<AsType, String> {
     AsType::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = AsType::NAMES.iter().map(|(n, _)| *n).collect();
         format!("expected one of {}", names.join(", "))
@@ -175,12 +179,25 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     };
     let inputs = inputs(&args.files);
     let stdout = io::stdout();
-    let tty = stdout.is_terminal();
+    let tty = stdout.is_terminal() && args.output.is_none();
     let format = args.print.options(g, tty).format;
     let mut opts = opts;
     opts.records = records(args, format);
     let bar = Bar::for_inputs(&args.files);
     opts.progress = bar.clone().map(|b| b as _);
+    if format == Format::Parquet || args.output.is_some() {
+        let outcome = match to_file(args, g, format, inputs, &mut opts) {
+            Ok(o) => o,
+            Err(e) => {
+                errln!("kinspect decode: {e}");
+                return EXIT_FAILURE;
+            }
+        };
+        if let Some(b) = bar {
+            b.clear();
+        }
+        return exit_code("kinspect decode", &outcome);
+    }
     // To a file or pipe: a plain file on a duplicate of fd 1, which two threads can share
     // (stdout's `LineWriter` would also search every buffer for newlines and copy it once more).
     // On a terminal: stdout as Rust sets it up, on one thread.
@@ -199,6 +216,28 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         b.clear();
     }
     exit_code("kinspect decode", &outcome)
+}
+
+/// `-o PATH` (any format) and `-f parquet` (which needs it).
+fn to_file(
+    args: &Args,
+    g: &Global,
+    format: Format,
+    inputs: Vec<Input<'static>>,
+    opts: &mut engine::Options,
+) -> Result<Outcome, String> {
+    opts.threads = super::threads();
+    let Some(path) = &args.output else {
+        return Err(
+            "-f parquet writes tables: give the folder (or .parquet file) with -o PATH".into(),
+        );
+    };
+    if format == Format::Parquet {
+        return super::records::parquet(path, inputs, opts, true);
+    }
+    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut printer = args.print.printer(Shared::new(file), g, false);
+    Ok(engine::run_split(inputs, opts, &mut printer))
 }
 
 /// The exit code for a run, after saying on stderr what failed. A closed output ends the run

@@ -4,6 +4,9 @@
 
 pub mod check;
 pub mod json;
+#[cfg(feature = "parquet")]
+pub mod parquet;
+pub mod records;
 pub mod stats;
 pub mod summary;
 pub mod time;
@@ -30,6 +33,9 @@ pub enum Format {
     Tree,
     /// One line per PDU, like tshark's default view.
     Summary,
+    /// Parquet tables (`pdus`, `records`) to `-o PATH`: written by [`parquet::ParquetSink`]
+    /// (feature `parquet`), not by the [`Printer`], which prints it as JSON Lines.
+    Parquet,
 }
 
 impl crate::choice::Choice for Format {
@@ -49,6 +55,11 @@ impl crate::choice::Choice for Format {
             "summary",
             "One line per PDU, like tshark's default view",
             Format::Summary,
+        ),
+        (
+            "parquet",
+            "Parquet tables `pdus` and `records` to -o PATH (for DuckDB, pandas, Spark)",
+            Format::Parquet,
         ),
     ];
 }
@@ -232,7 +243,7 @@ impl<W: Write> Printer<W> {
         self.sep()?;
         match self.o.format {
             Format::Json => json::write_pdu(&mut self.w, pdu, input, &self.json)?,
-            Format::Jsonl => {
+            Format::Jsonl | Format::Parquet => {
                 json::write_pdu(&mut self.w, pdu, input, &self.json)?;
                 self.w.write_all(b"\n")?;
             }
@@ -248,7 +259,7 @@ impl<W: Write> Printer<W> {
         self.sep()?;
         match self.o.format {
             Format::Json => json::write_note(&mut self.w, origin, d, input)?,
-            Format::Jsonl => {
+            Format::Jsonl | Format::Parquet => {
                 json::write_note(&mut self.w, origin, d, input)?;
                 self.w.write_all(b"\n")?;
             }

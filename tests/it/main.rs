@@ -45,6 +45,7 @@ mod probe_fake;
 mod readme;
 mod records_batches;
 mod records_captures;
+mod records_cli;
 mod records_files;
 mod records_fuzz;
 mod records_in_frames;
@@ -61,6 +62,7 @@ mod session_decode;
 mod stats_cli;
 #[path = "../fixtures/records/support.rs"]
 mod support;
+mod tables_parquet;
 mod validate_cli;
 mod validate_compat;
 mod validate_cross;
