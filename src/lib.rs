@@ -46,7 +46,7 @@
 //! | 4 | `records` | record batches, codecs, internal-topic records, log files (a hook of the wire decoder) |
 //! | 5 | `input`, `capture` | input detection, hex and raw readers; pcap, TCP, framing, sessions |
 //! | 6 | `check` | conversation rules across PDUs |
-//! | 7 | `engine` | the entry point: inputs to decoded PDUs, handed in order to a sink |
+//! | 7 | `engine`, `query` | the entry point: inputs to decoded PDUs, handed in order to a sink; display filters and the named fields of a PDU |
 //! | 8 | `output` | sinks: printers, statistics, tables |
 //! | 9 | `fuzzing`, `probe` | drivers: fuzz target bodies, live-broker prober and fuzzer |
 
@@ -63,6 +63,7 @@ pub mod output;
 pub mod pdu;
 pub mod probe;
 pub mod protocol;
+pub mod query;
 pub mod records;
 pub mod schema;
 pub mod wire;

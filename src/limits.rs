@@ -92,3 +92,9 @@ pub const MAX_CHECK_ELECTIONS: usize = 16_384;
 
 /// Most events the quorum timeline keeps; later ones are counted.
 pub const MAX_CHECK_TIMELINE_EVENTS: usize = 10_000;
+
+/// `--pairs`: most requests held (decoded) while they wait for a response that may match the
+/// filter, and most bytes they may hold together. Past either the oldest is let go (its response
+/// is then shown alone), and the run says so once with a `pairs-overflow` note.
+pub const MAX_PAIRS_IN_FLIGHT: usize = 4096;
+pub const MAX_PAIRS_BYTES: usize = 64 * 1024 * 1024;

@@ -3,6 +3,7 @@
 
 use crate::wire::tree::{NodeId, Tree};
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 pub use crate::protocol::Direction;
 
@@ -29,6 +30,13 @@ pub struct Origin {
     pub conn: Option<Conn>,
     /// Offset of the size prefix in the reassembled stream of that direction (or in the file).
     pub stream_offset: Option<u64>,
+    /// The client id of the request (on a response: of its request, which the capture matched
+    /// by correlation id; responses carry none on the wire). Shared, not copied, from PDU to
+    /// PDU of a connection while it stays the same.
+    pub client_id: Option<Arc<str>>,
+    /// Time zero of relative times: the timestamp of the first packet read in this run (as the
+    /// summary's `-t r` column counts from), when known.
+    pub first_ts_ns: Option<i64>,
 }
 
 /// What the decoder needs to know beyond the bytes.

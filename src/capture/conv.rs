@@ -10,16 +10,18 @@ use crate::limits::{MAX_FRAME_SIZE, MAX_OUTSTANDING_PER_CONN};
 use crate::pdu::{Conn, Direction, Hints, Origin};
 use crate::wire::cursor::{be_i16_at as be16, be_i32_at as be32};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 const SASL_HANDSHAKE: i16 = 17;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Outstanding {
     correlation_id: i32,
     api_key: i16,
     api_version: i16,
     frame: u64,
     ts_ns: i64,
+    client_id: Option<Arc<str>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +39,8 @@ pub(crate) struct Conversation {
     outstanding: VecDeque<Outstanding>,
     sasl: Sasl,
     overflow_reported: bool,
+    /// The client id of the last request, shared by the PDUs that carry the same one.
+    client_id: Option<Arc<str>>,
 }
 
 impl Default for Conversation {
@@ -45,7 +49,22 @@ impl Default for Conversation {
             outstanding: VecDeque::new(),
             sasl: Sasl::None,
             overflow_reported: false,
+            client_id: None,
         }
+    }
+}
+
+impl Conversation {
+    /// The client id of a request frame (header v1+: a nullable int16-length string at byte
+    /// 12), shared with the previous request's when the bytes are the same: one allocation per
+    /// connection, not per PDU.
+    fn client_id_of(&mut self, data: &[u8]) -> Option<Arc<str>> {
+        let len = usize::try_from(be16(data, 12)?).ok()?;
+        let id = data.get(14..14 + len)?;
+        if self.client_id.as_deref().map(str::as_bytes) != Some(id) {
+            self.client_id = Some(Arc::from(String::from_utf8_lossy(id)));
+        }
+        self.client_id.clone()
     }
 }
 
@@ -106,6 +125,7 @@ impl FlowView<'_, '_> {
             ts_ns: Some(at.ts_ns),
             conn: Some(self.conn),
             stream_offset: Some(at.stream_offset),
+            ..Origin::default()
         }
     }
 
@@ -160,7 +180,7 @@ impl FlowCtx for FlowView<'_, '_> {
     }
 
     fn frame(&mut self, data: &[u8], at: Placement) {
-        let origin = self.origin(&at);
+        let mut origin = self.origin(&at);
         let mut hints = Hints {
             direction: Some(self.direction),
             has_size_prefix: Some(true),
@@ -180,12 +200,20 @@ impl FlowCtx for FlowView<'_, '_> {
                         if key == SASL_HANDSHAKE && version == 0 {
                             self.conv.sasl = Sasl::Handshake;
                         }
+                        // Header v0 (ControlledShutdown v0) has no client id.
+                        let no_client_id = key == 7 && version == 0;
+                        origin.client_id = if no_client_id {
+                            None
+                        } else {
+                            self.conv.client_id_of(data)
+                        };
                         self.remember(Outstanding {
                             correlation_id: corr,
                             api_key: key,
                             api_version: version,
                             frame: at.last_frame,
                             ts_ns: at.ts_ns,
+                            client_id: origin.client_id.clone(),
                         });
                     }
                 }
@@ -202,8 +230,9 @@ impl FlowCtx for FlowView<'_, '_> {
                     Some(i) => {
                         // Kafka answers in order on a connection: requests before this one that
                         // got no answer (acks=0 produce) never will.
-                        let req = self.conv.outstanding[i];
+                        let req = self.conv.outstanding[i].clone();
                         self.conv.outstanding.drain(..=i);
+                        origin.client_id = req.client_id;
                         hints.api_key = Some(req.api_key);
                         hints.api_version = Some(req.api_version);
                         hints.request_frame = Some(req.frame);

@@ -25,6 +25,9 @@ pub struct Args {
     /// Print the quorum timeline (epochs, votes, leaders) after the findings.
     #[arg(long)]
     pub timeline: bool,
+    /// The rules see only the PDUs the filter selects (with --pairs: and their other halves).
+    #[command(flatten)]
+    pub filter: super::filter_args::FilterArgs,
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
@@ -40,9 +43,22 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     opts.capture.ports = args.ports.clone();
     // The rules read no record contents: batch headers with their CRC checked are enough.
     opts.records.headers_only = true;
+    let compiled = match args.filter.apply(proto, &mut opts.filters) {
+        Ok(c) => c,
+        Err(e) => {
+            errln!("kinspect check: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    if compiled.reaches_records() {
+        opts.records.headers_only = false;
+    }
     let out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut printer = CheckPrinter::new(out, args.format, args.timeline);
-    let outcome = engine::run(inputs(&args.files), &opts, &mut printer);
+    let outcome = match compiled.pairs_of(&mut printer) {
+        Some(mut pairs) => engine::run(inputs(&args.files), &opts, &mut pairs),
+        None => engine::run(inputs(&args.files), &opts, &mut printer),
+    };
     // Decoding errors are `kinspect decode`'s to report; the exit code here is the rules'.
     match exit_code("kinspect check", &outcome) {
         EXIT_FAILURE => EXIT_FAILURE,

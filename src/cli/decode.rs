@@ -7,12 +7,14 @@
 //! narrow what counts, like grep); 2 when an input could not be read or the command line is
 //! wrong.
 
+use super::filter_args::Compiled;
 use super::io::errln;
 use super::terminal::Bar;
 use super::{Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use kinspect::engine::parallel::Shared;
 use kinspect::engine::{self, Filters, Input, Outcome};
 use kinspect::input::InputKind;
+use kinspect::output::fields::{FieldsOptions, FieldsPrinter};
 use kinspect::output::time::TimeFormat;
 use kinspect::output::{use_color, Format, Options, Printer};
 use kinspect::pdu::{Direction, Hints};
@@ -120,11 +122,34 @@ pub struct Args {
     /// the topic name (in a frame) or the folder (of a log file) says.
     #[arg(long = "as", value_name = "TYPE", value_parser = parse_as)]
     pub as_type: Option<AsType>,
+    #[command(flatten)]
+    pub filter: super::filter_args::FilterArgs,
+    #[command(flatten)]
+    pub fields: FieldArgs,
     /// `records` fields of Produce, Fetch, …: decoded into batches, batch headers with verified
     /// CRCs only (checked), or kept as base64 (raw). Default: batches, except `checked` for
     /// `--format summary`, which shows no record contents.
     #[arg(long, value_enum, value_name = "MODE")]
     pub records: Option<RecordsMode>,
+}
+
+/// `-f fields`: which fields, how cells are separated.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct FieldArgs {
+    /// `-f fields` (implied): a column for this field (repeat: -e frame -e api -e topic). Any
+    /// field --filter knows, or a path (body.Topics[].Name). One row per PDU, or per innermost
+    /// array element holding a value of some column when values repeat (-e topic -e partition
+    /// -e error: one row per partition, with its topic and error); a column shows the values
+    /// of that element and of the elements around it, several joined with `,`.
+    #[arg(short = 'e', long = "field", value_name = "FIELD")]
+    pub fields: Vec<String>,
+    /// `-f fields`: the cell separator (default a tab; tabs and newlines in values are
+    /// escaped). Any other separator quotes cells as RFC 4180 CSV does.
+    #[arg(long, value_name = "SEP")]
+    pub separator: Option<String>,
+    /// `-f fields`: a first row naming the columns.
+    #[arg(long)]
+    pub header: bool,
 }
 
 /// How `--records` shows the `records` fields of messages.
@@ -170,7 +195,7 @@ fn api_key(proto: &Protocol, s: &str) -> Result<i16, String> {
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
-    let opts = match engine_options(args, g) {
+    let (opts, compiled) = match engine_options(args, g) {
         Ok(o) => o,
         Err(e) => {
             errln!("kinspect decode: {e}");
@@ -180,64 +205,163 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let inputs = inputs(&args.files);
     let stdout = io::stdout();
     let tty = stdout.is_terminal() && args.output.is_none();
-    let format = args.print.options(g, tty).format;
+    let mut format = args.print.options(g, tty).format;
+    if !args.fields.fields.is_empty() && args.print.format.is_none() {
+        format = Format::Fields;
+    }
+    let fields = match fields_options(args, format) {
+        Ok(f) => f,
+        Err(e) => {
+            errln!("kinspect decode: {e}");
+            return EXIT_FAILURE;
+        }
+    };
     let mut opts = opts;
     opts.records = records(args, format);
+    if compiled.reaches_records() || fields.as_ref().is_some_and(|f| f.reaches_records()) {
+        opts.records.raw = false;
+        opts.records.headers_only = false;
+    }
     let bar = Bar::for_inputs(&args.files);
     opts.progress = bar.clone().map(|b| b as _);
-    if format == Format::Parquet || args.output.is_some() {
-        let outcome = match to_file(args, g, format, inputs, &mut opts) {
-            Ok(o) => o,
-            Err(e) => {
-                errln!("kinspect decode: {e}");
-                return EXIT_FAILURE;
-            }
-        };
-        if let Some(b) = bar {
-            b.clear();
-        }
-        return exit_code("kinspect decode", &outcome);
-    }
     // To a file or pipe: a plain file on a duplicate of fd 1, which two threads can share
     // (stdout's `LineWriter` would also search every buffer for newlines and copy it once more).
     // On a terminal: stdout as Rust sets it up, on one thread.
-    let outcome = match super::stdout_file().filter(|_| !tty) {
-        Some(file) => {
+    let mut pairs_errors = None;
+    // `-o PATH`: that file instead (any format); `-f parquet`: the tables there.
+    let out = match &args.output {
+        Some(p) if format == Format::Parquet => {
+            let sink = match super::records::parquet_sink(p, inputs.len(), true) {
+                Ok(s) => s,
+                Err(e) => {
+                    errln!("kinspect decode: {e}");
+                    return EXIT_FAILURE;
+                }
+            };
             opts.threads = super::threads();
-            let mut printer = args.print.printer(Shared::new(file), g, tty);
-            engine::run_split(inputs, &opts, &mut printer)
+            let outcome = run_with(inputs, &opts, &compiled, sink, &mut pairs_errors);
+            return finish(bar, outcome, pairs_errors);
         }
-        None => {
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                errln!("kinspect decode: {}: {e}", p.display());
+                return EXIT_FAILURE;
+            }
+        },
+        None if format == Format::Parquet => {
+            errln!("kinspect decode: -f parquet writes tables: give the folder (or .parquet file) with -o PATH");
+            return EXIT_FAILURE;
+        }
+        None => super::stdout_file().filter(|_| !tty),
+    };
+    let outcome = match (out, fields) {
+        (Some(file), Some(f)) => match FieldsPrinter::new(Shared::new(file), f) {
+            Ok(p) => {
+                opts.threads = super::threads();
+                run_with(inputs, &opts, &compiled, p, &mut pairs_errors)
+            }
+            Err(e) => return write_failed(e),
+        },
+        (None, Some(f)) => {
             let w = io::BufWriter::with_capacity(1 << 18, stdout.lock());
-            engine::run(inputs, &opts, &mut args.print.printer(w, g, tty))
+            match FieldsPrinter::new(w, f) {
+                Ok(mut p) => match compiled.pairs_of(&mut p) {
+                    Some(mut pairs) => {
+                        let o = engine::run(inputs, &opts, &mut pairs);
+                        pairs_errors = Some(pairs.errors);
+                        o
+                    }
+                    None => engine::run(inputs, &opts, &mut p),
+                },
+                Err(e) => return write_failed(e),
+            }
+        }
+        (Some(file), None) => {
+            opts.threads = super::threads();
+            let printer = args.print.printer(Shared::new(file), g, tty);
+            run_with(inputs, &opts, &compiled, printer, &mut pairs_errors)
+        }
+        (None, None) => {
+            let w = io::BufWriter::with_capacity(1 << 18, stdout.lock());
+            let mut printer = args.print.printer(w, g, tty);
+            match compiled.pairs_of(&mut printer) {
+                Some(mut pairs) => {
+                    let o = engine::run(inputs, &opts, &mut pairs);
+                    pairs_errors = Some(pairs.errors);
+                    o
+                }
+                None => engine::run(inputs, &opts, &mut printer),
+            }
         }
     };
+    finish(bar, outcome, pairs_errors)
+}
+
+fn finish(
+    bar: Option<std::sync::Arc<Bar>>,
+    mut outcome: Outcome,
+    pairs_errors: Option<bool>,
+) -> u8 {
     if let Some(b) = bar {
         b.clear();
+    }
+    if let Some(e) = pairs_errors {
+        // What --pairs showed decides, as the filters' do without it.
+        outcome.errors = e;
     }
     exit_code("kinspect decode", &outcome)
 }
 
-/// `-o PATH` (any format) and `-f parquet` (which needs it).
-fn to_file(
-    args: &Args,
-    g: &Global,
-    format: Format,
+fn write_failed(e: io::Error) -> u8 {
+    errln!("kinspect decode: writing the output: {e}");
+    EXIT_FAILURE
+}
+
+/// Runs into a sink that splits: on two threads, or behind `--pairs` on one.
+fn run_with<S: kinspect::engine::Split>(
     inputs: Vec<Input<'static>>,
-    opts: &mut engine::Options,
-) -> Result<Outcome, String> {
-    opts.threads = super::threads();
-    let Some(path) = &args.output else {
-        return Err(
-            "-f parquet writes tables: give the folder (or .parquet file) with -o PATH".into(),
-        );
-    };
-    if format == Format::Parquet {
-        return super::records::parquet(path, inputs, opts, true);
+    opts: &engine::Options,
+    compiled: &Compiled,
+    mut sink: S,
+    pairs_errors: &mut Option<bool>,
+) -> Outcome {
+    match compiled.pairs_of(&mut sink) {
+        Some(mut pairs) => {
+            let o = engine::run(inputs, opts, &mut pairs);
+            *pairs_errors = Some(pairs.errors);
+            o
+        }
+        None => engine::run_split(inputs, opts, &mut sink),
     }
-    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut printer = args.print.printer(Shared::new(file), g, false);
-    Ok(engine::run_split(inputs, opts, &mut printer))
+}
+
+/// `-f fields` and its flags: the columns, or why not.
+fn fields_options(args: &Args, format: Format) -> Result<Option<FieldsOptions>, String> {
+    let a = &args.fields;
+    if format != Format::Fields {
+        if !a.fields.is_empty() || a.separator.is_some() || a.header {
+            return Err("-e, --separator and --header go with --format fields".into());
+        }
+        return Ok(None);
+    }
+    if a.fields.is_empty() {
+        return Err(
+            "--format fields wants at least one -e FIELD (as -e frame -e api -e topic)".into(),
+        );
+    }
+    let mut o = FieldsOptions::parse(&a.fields).map_err(|e| format!("-e: {e}"))?;
+    if let Some(sep) = &a.separator {
+        if sep.is_empty() {
+            return Err("--separator: empty".into());
+        }
+        o.separator = match sep.as_str() {
+            "\\t" | "tab" => "\t".into(),
+            _ => sep.clone(),
+        };
+    }
+    o.header = a.header;
+    Ok(Some(o))
 }
 
 /// The exit code for a run, after saying on stderr what failed. A closed output ends the run
@@ -293,11 +417,13 @@ pub fn inputs(files: &[PathBuf]) -> Vec<Input<'static>> {
 
 /// `--records` and `--as`: `checked` by default for the summary, which shows no record contents.
 fn records(args: &Args, format: Format) -> RecordsOptions {
-    let records = args.records.unwrap_or(if format == Format::Summary {
-        RecordsMode::Checked
-    } else {
-        RecordsMode::Batches
-    });
+    let records = args
+        .records
+        .unwrap_or(if matches!(format, Format::Summary | Format::Fields) {
+            RecordsMode::Checked
+        } else {
+            RecordsMode::Batches
+        });
     RecordsOptions {
         raw: records == RecordsMode::Raw,
         as_type: args.as_type,
@@ -306,7 +432,7 @@ fn records(args: &Args, format: Format) -> RecordsOptions {
 }
 
 /// The engine's options from the flags: protocol, hints for a lone frame, filters, ports.
-fn engine_options(args: &Args, g: &Global) -> Result<engine::Options, String> {
+fn engine_options(args: &Args, g: &Global) -> Result<(engine::Options, Compiled), String> {
     let proto = kinspect::protocol::load(g.schemas.as_deref()).map_err(|e| e.to_string())?;
     let mut hints = Hints::default();
     if let Some(a) = &args.api {
@@ -344,5 +470,6 @@ fn engine_options(args: &Args, g: &Global) -> Result<engine::Options, String> {
         errors_only: args.errors_only,
         more: Vec::new(),
     };
-    Ok(opts)
+    let compiled = args.filter.apply(proto, &mut opts.filters)?;
+    Ok((opts, compiled))
 }

@@ -8,6 +8,7 @@ pub mod check;
 pub mod corpus;
 pub mod decode;
 pub mod encode;
+pub mod filter_args;
 pub mod fuzz;
 pub mod io;
 pub mod probe;

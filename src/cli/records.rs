@@ -71,6 +71,10 @@ pub struct Args {
     /// Only the records of PDUs (and log batches) with error diagnostics.
     #[arg(long)]
     pub errors_only: bool,
+    /// `--filter/-Y EXPR` (and `--pairs`): the same display filters as `decode`, on the PDUs
+    /// the records come from.
+    #[command(flatten)]
+    pub filter: super::filter_args::FilterArgs,
 }
 
 /// The PDU filters records are chosen by (the same `engine::Filters` as `decode`; a display
@@ -97,10 +101,17 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         headers_only: false,
     };
     opts.filters = filters(args);
+    let compiled = match args.filter.apply(proto, &mut opts.filters) {
+        Ok(c) => c,
+        Err(e) => {
+            errln!("kinspect records: {e}");
+            return super::EXIT_FAILURE;
+        }
+    };
     opts.threads = super::threads();
     let bar = Bar::for_inputs(&args.files);
     opts.progress = bar.clone().map(|b| b as _);
-    let r = run_with(args, inputs(&args.files), &opts);
+    let r = run_with(args, inputs(&args.files), &opts, &compiled);
     if let Some(b) = bar {
         b.clear();
     }
@@ -117,6 +128,7 @@ fn run_with(
     args: &Args,
     inputs: Vec<Input<'static>>,
     opts: &engine::Options,
+    compiled: &super::filter_args::Compiled,
 ) -> Result<Outcome, String> {
     let format = match args.format {
         Out::Parquet => {
@@ -126,7 +138,11 @@ fn run_with(
                         .into(),
                 );
             };
-            return parquet(path, inputs, opts, false);
+            let mut sink = parquet_sink(path, inputs.len(), false)?;
+            return Ok(match compiled.pairs_of(&mut sink) {
+                Some(mut pairs) => engine::run(inputs, opts, &mut pairs),
+                None => engine::run_split(inputs, opts, &mut sink),
+            });
         }
         Out::Line => RecordsFormat::Line,
         Out::Jsonl => RecordsFormat::Jsonl,
@@ -140,7 +156,10 @@ fn run_with(
         None => super::stdout_file().ok_or("standard output cannot be written")?,
     };
     let mut printer = RecordPrinter::new(Shared::new(file), o);
-    let outcome = engine::run_split(inputs, opts, &mut printer);
+    let outcome = match compiled.pairs_of(&mut printer) {
+        Some(mut pairs) => engine::run(inputs, opts, &mut pairs),
+        None => engine::run_split(inputs, opts, &mut printer),
+    };
     // Capture notes and log-index findings are not records: they go to stderr.
     for n in &printer.notes {
         errln!("kinspect records: {n}");
@@ -154,18 +173,12 @@ fn run_with(
     Ok(outcome)
 }
 
-/// Writes the Parquet tables of a run to `path` (`pdus` too when `pdus`), on two threads.
-pub(super) fn parquet(
-    path: &Path,
-    inputs: Vec<Input<'static>>,
-    opts: &engine::Options,
-    pdus: bool,
-) -> Result<Outcome, String> {
+/// The Parquet sink writing to `path` for `inputs` inputs (`pdus` too when `pdus`).
+pub(super) fn parquet_sink(path: &Path, inputs: usize, pdus: bool) -> Result<ParquetSink, String> {
     let tables = Tables {
         pdus,
         records: true,
     };
-    let layout = Layout::for_output(path, inputs.len(), tables)?;
-    let mut sink = ParquetSink::new(layout, tables);
-    Ok(engine::run_split(inputs, opts, &mut sink))
+    let layout = Layout::for_output(path, inputs, tables)?;
+    Ok(ParquetSink::new(layout, tables))
 }

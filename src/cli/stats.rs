@@ -24,6 +24,8 @@ pub struct Args {
     /// `text` tables or one `json` object.
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = super::choice::<StatsFormat>())]
     pub format: StatsFormat,
+    #[command(flatten)]
+    pub filter: super::filter_args::FilterArgs,
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
@@ -43,16 +45,40 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         as_type: None,
         headers_only: true,
     };
+    let compiled = match args.filter.apply(proto, &mut opts.filters) {
+        Ok(c) => c,
+        Err(e) => {
+            errln!("kinspect stats: {e}");
+            return super::EXIT_FAILURE;
+        }
+    };
+    if compiled.reaches_records() {
+        opts.records.headers_only = false;
+    }
     opts.threads = super::threads();
     let files = std::slice::from_ref(&args.file);
     let bar = Bar::for_inputs(files);
     opts.progress = bar.clone().map(|b| b as _);
     let outcome = match super::stdout_file() {
+        Some(f) if compiled.pairs => {
+            let mut p = StatsPrinter::new(Shared::new(f), args.format);
+            match compiled.pairs_of(&mut p) {
+                Some(mut pairs) => engine::run(inputs(files), &opts, &mut pairs),
+                None => engine::run(inputs(files), &opts, &mut p),
+            }
+        }
         Some(f) => engine::run_split(
             inputs(files),
             &opts,
             &mut StatsPrinter::new(Shared::new(f), args.format),
         ),
+        None if compiled.pairs => {
+            let mut p = StatsPrinter::new(std::io::stdout().lock(), args.format);
+            match compiled.pairs_of(&mut p) {
+                Some(mut pairs) => engine::run(inputs(files), &opts, &mut pairs),
+                None => engine::run(inputs(files), &opts, &mut p),
+            }
+        }
         None => engine::run_split(
             inputs(files),
             &opts,

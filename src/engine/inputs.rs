@@ -277,7 +277,7 @@ impl<R: Route> CaptureSink for Feed<'_, '_, R> {
 
     fn first_packet(&mut self, ts_ns: i64) {
         if !self.0.no_clock {
-            self.0.route.sink().clock(Some(ts_ns));
+            self.0.clock(Some(ts_ns));
         }
     }
 }

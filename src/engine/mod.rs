@@ -312,6 +312,8 @@ pub(crate) struct Driver<'o, R: Route> {
     no_clock: bool,
     /// Frames, trees and notes of the current input (see [`InputSummary::items`]).
     items: u64,
+    /// The first timestamp the sink's clock was given: `Origin::first_ts_ns` of every frame.
+    first_ts: Option<i64>,
 }
 
 impl<'o, R: Route> Driver<'o, R> {
@@ -329,6 +331,7 @@ impl<'o, R: Route> Driver<'o, R> {
             stopped: false,
             no_clock: false,
             items: 0,
+            first_ts: None,
         }
     }
 
@@ -433,11 +436,20 @@ impl<'o, R: Route> Driver<'o, R> {
             origin.ts_ns = None;
             hints.latency_ns = None;
         }
-        self.route.sink().clock(origin.ts_ns);
+        self.clock(origin.ts_ns);
+        origin.first_ts_ns = self.first_ts;
         let r = self
             .route
             .frame(&mut self.dl, origin, hints, data, self.input_name.as_ref());
         self.wrote(r);
+    }
+
+    /// The sink's clock, and time zero of relative times (the first timestamp of the run).
+    fn clock(&mut self, ts_ns: Option<i64>) {
+        if let Some(t) = ts_ns {
+            self.first_ts.get_or_insert(t);
+        }
+        self.route.sink().clock(ts_ns);
     }
 
     /// A capture note.
@@ -450,7 +462,7 @@ impl<'o, R: Route> Driver<'o, R> {
         if self.stopped {
             return;
         }
-        self.route.sink().clock(origin.ts_ns);
+        self.clock(origin.ts_ns);
         let Some(is_error) = self.filters.note_shown(&origin, d) else {
             return;
         };

@@ -3,6 +3,7 @@
 //! `offset | bytes | field = value` view) and `summary` (one line per PDU).
 
 pub mod check;
+pub mod fields;
 pub mod json;
 #[cfg(feature = "parquet")]
 pub mod parquet;
@@ -36,6 +37,9 @@ pub enum Format {
     /// Parquet tables (`pdus`, `records`) to `-o PATH`: written by [`parquet::ParquetSink`]
     /// (feature `parquet`), not by the [`Printer`], which prints it as JSON Lines.
     Parquet,
+    /// Chosen fields, one row per PDU or element (`fields::FieldsPrinter`; [`Printer`] prints
+    /// nothing in it).
+    Fields,
 }
 
 impl crate::choice::Choice for Format {
@@ -60,6 +64,11 @@ impl crate::choice::Choice for Format {
             "parquet",
             "Parquet tables `pdus` and `records` to -o PATH (for DuckDB, pandas, Spark)",
             Format::Parquet,
+        ),
+        (
+            "fields",
+            "Chosen fields (-e FIELD...), tab-separated, as tshark's -T fields",
+            Format::Fields,
         ),
     ];
 }
@@ -249,6 +258,7 @@ impl<W: Write> Printer<W> {
             }
             Format::Tree => tree::write_pdu(&mut self.w, pdu, input, &self.o)?,
             Format::Summary => self.summary.write_pdu(&mut self.w, pdu, &self.o)?,
+            Format::Fields => {}
         }
         self.count += 1;
         Ok(())
@@ -265,6 +275,7 @@ impl<W: Write> Printer<W> {
             }
             Format::Tree => tree::write_note(&mut self.w, origin, d, input, &self.o)?,
             Format::Summary => self.summary.write_note(&mut self.w, origin, d, &self.o)?,
+            Format::Fields => {}
         }
         self.count += 1;
         Ok(())

@@ -18,8 +18,9 @@
 //! `server` (addresses), `direction`, `api`, `api_key`, `api_version`, `correlation_id`,
 //! `request_frame` and `latency_us` (responses), `size` (frame bytes with the size prefix; a
 //! log batch's bytes), `client_id`, `topics` (list: the topic names the message mentions, by
-//! schema entity and session-resolved topic ids), `errors` (list: every non-zero error code in
-//! the message, by name; `UNKNOWN_CODE_N` for codes Kafka does not name) and `error_codes`
+//! schema entity and session-resolved topic ids: the `topic` field of `--filter`), `errors`
+//! (list: every non-zero error code in the message, by name, as `--filter`'s `error`;
+//! `UNKNOWN_CODE_N` for codes Kafka does not name) and `error_codes`
 //! (the same as numbers), `diagnostics` (list: the codes of the decoder's error diagnostics).
 //!
 //! `records` columns: those of `kinspect records -f jsonl`: `input`, `frame`, `file_offset`,
@@ -34,7 +35,8 @@ use crate::diag::{Diagnostic, Severity};
 use crate::engine::parallel::Turn;
 use crate::engine::{Half, InputEnd, InputInfo, Sink, Split};
 use crate::pdu::{Origin, Pdu};
-use crate::wire::tree::{Entity, Kind, Value};
+use crate::query::{Field as Fact, Value as QValue};
+use crate::wire::tree::Value;
 use arrow_array::builder::{
     ArrayBuilder, BinaryBuilder, BooleanBuilder, Float64Builder, Int16Builder, Int32Builder,
     Int64Builder, Int8Builder, ListBuilder, StringBuilder, StructBuilder,
@@ -174,10 +176,14 @@ pub fn records_schema() -> SchemaRef {
     ]))
 }
 
-/// The client id of a request header.
+/// The client id: of the request header, or the one the capture gave a response (its
+/// request's).
 fn client_id(pdu: &Pdu) -> Option<&str> {
+    if let Some(c) = &pdu.origin.client_id {
+        return Some(c);
+    }
     let t = &pdu.tree;
-    let h = t.child(0, "header")?;
+    let h = t.nodes.first().and_then(|_| t.child(0, "header"))?;
     let n = t.node(t.child(h, "ClientId")?);
     match n.value {
         Value::Str(s) => std::str::from_utf8(t.bytes(n.buf, s)).ok(),
@@ -283,51 +289,44 @@ impl PduRows {
         self.bytes += 128 + input.len();
     }
 
-    /// Topics and error codes, by the rules `stats` counts them with: `topicName` entities and
-    /// topic ids the session named; every non-zero `…ErrorCode`; record batches skipped.
-    // TODO(lead): the `filter` branch's facts API (src/query) should replace this walk once
-    // merged, so filters and tables agree by construction.
+    /// Topics and error codes: the `topic` and `error` fields of the display filters
+    /// (`crate::query`), so that a table and `--filter` agree by construction. Topics once each,
+    /// in order; every non-zero error code (as `stats` counts them).
     fn facts(&mut self, pdu: &Pdu) {
-        let t = &pdu.tree;
-        let body = (!t.nodes.is_empty()).then(|| t.child(0, "body")).flatten();
-        let mut seen: Vec<&str> = Vec::new();
-        if let Some(body) = body {
-            let end = t.node(body).end as usize;
-            let mut i = body as usize;
-            while i < end {
-                let Some(n) = t.nodes.get(i) else { break };
-                if n.name == "Records" {
-                    i = (n.end as usize).max(i + 1);
-                    continue;
+        let mut seen: Vec<&[u8]> = Vec::new();
+        let (topics, bytes) = (&mut self.topics, &mut self.bytes);
+        Fact::Topic.values(pdu, |v| {
+            let name: &[u8] = match v {
+                QValue::Str(s) => s,
+                QValue::Text(t) => t.as_bytes(),
+                QValue::Uuid(_) => {
+                    // An id the session could not name: shown as Kafka prints ids.
+                    let id = v.to_string();
+                    topics.values().append_value(&id);
+                    return;
                 }
-                if n.kind == Kind::Scalar {
-                    let topic = match (n.entity, n.value) {
-                        (Entity::TopicName, Value::Str(s)) => {
-                            std::str::from_utf8(t.bytes(n.buf, s)).ok()
-                        }
-                        (Entity::TopicId, Value::Uuid(_)) => pdu.topic_name(i as u32),
-                        _ => None,
-                    };
-                    if let Some(name) = topic.filter(|s| !seen.contains(s)) {
-                        seen.push(name);
-                        self.topics.values().append_value(name);
-                        self.bytes += name.len();
-                    }
-                    if let (true, Value::Int(code)) = (n.name.ends_with("ErrorCode"), n.value) {
-                        if code != 0 {
-                            let code = i16::try_from(code).unwrap_or(i16::MIN);
-                            match super::summary::error_name(code) {
-                                Some(name) => self.errors.values().append_value(name),
-                                None => self.errors.values().append_value(Stats::error_label(code)),
-                            }
-                            self.error_codes.values().append_value(code);
-                        }
-                    }
-                }
-                i += 1;
+                _ => return,
+            };
+            if !seen.contains(&name) {
+                seen.push(name);
+                topics.values().append_value(String::from_utf8_lossy(name));
+                *bytes += name.len();
             }
-        }
+        });
         self.topics.append(true);
+        let (errors, codes) = (&mut self.errors, &mut self.error_codes);
+        Fact::ErrorCode.values(pdu, |v| {
+            let code = match v {
+                QValue::Error(c) => c,
+                QValue::Int(c) => i16::try_from(c).unwrap_or(i16::MIN),
+                _ => return,
+            };
+            match super::summary::error_name(code) {
+                Some(name) => errors.values().append_value(name),
+                None => errors.values().append_value(Stats::error_label(code)),
+            }
+            codes.values().append_value(code);
+        });
         self.errors.append(true);
         self.error_codes.append(true);
     }

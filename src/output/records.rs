@@ -701,10 +701,14 @@ fn write_opt<W: Write + ?Sized>(w: &mut W, v: Option<i64>) -> io::Result<()> {
     }
 }
 
-/// The client id in the request header (`None` for a response or a log file).
+/// The client id in the request header, or the one the capture gave a response (its
+/// request's); `None` for a log file.
 fn client_id(pdu: &Pdu) -> Option<&[u8]> {
+    if let Some(c) = &pdu.origin.client_id {
+        return Some(c.as_bytes());
+    }
     let t = &pdu.tree;
-    let h = t.child(0, "header")?;
+    let h = t.nodes.first().and_then(|_| t.child(0, "header"))?;
     let n = t.node(t.child(h, "ClientId")?);
     match n.value {
         Value::Str(s) => Some(t.bytes(n.buf, s)),

@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["records"],
     &["input", "capture"],
     &["check"],
-    &["engine"],
+    &["engine", "query"],
     &["output"],
     &["fuzzing", "probe"],
 ];

@@ -322,3 +322,19 @@ fn wrong_index_entries_are_reported_at_their_file_offset() {
     );
     let _ = std::fs::remove_dir_all(dir.parent().unwrap());
 }
+
+#[test]
+fn display_filters_choose_the_pdus_records_come_from() {
+    let cap = "captures/mock-confluent-group.pcap";
+    let (all, _, _) = jsonl(&["records", "-f", "jsonl", cap]);
+    let (fetched, err, code) = jsonl(&["records", "-f", "jsonl", "-Y", "api == Fetch", cap]);
+    assert_eq!(code, 0, "{err}");
+    let want: Vec<&J> = all
+        .iter()
+        .filter(|r| r["direction"] == "response")
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(fetched.iter().collect::<Vec<_>>(), want);
+    let bad = kinspect(&["records", "-Y", "api ==", cap]);
+    assert_eq!(bad.status.code(), Some(2));
+}
