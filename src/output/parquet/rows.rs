@@ -1,39 +1,10 @@
-//! Tables for DuckDB, pandas, Polars and Spark: the PDUs of a run (`pdus`) and their records
-//! (`records`) as Parquet files (cargo feature `parquet`), written row group by row group as the
-//! input streams, so memory stays flat however large the capture.
-//!
-//! Rows gather in Arrow builders and go to the file [`BATCH_ROWS`] at a time (or sooner, when
-//! their data reaches [`BATCH_BYTES`]); the writer closes a row group every [`ROW_GROUP_ROWS`]
-//! rows, or when what it holds reaches [`ROW_GROUP_BYTES`]. Snappy compression.
-//!
-//! Where the files go ([`Layout`]): `-o out/` with one input writes `out/pdus.parquet` and
-//! `out/records.parquet`; with several inputs one file per input per table,
-//! `out/pdus/NAME.parquet` and `out/records/NAME.parquet` (NAME: the input's file stem), a folder
-//! each engine reads as one dataset (`read_parquet('out/pdus/*.parquet')` in DuckDB,
-//! `spark.read.parquet("out/pdus")`, `pl.scan_parquet("out/pdus/*.parquet")`); every row names
-//! its input. `-o FILE.parquet` writes the one table a command makes to that file.
-//!
-//! `pdus` columns: `input`, `frame` (capture frame number), `index` (frame or batch number in
-//! the input), `time` (timestamp, UTC, ns), `stream` (TCP connection number), `client`,
-//! `server` (addresses), `direction`, `api`, `api_key`, `api_version`, `correlation_id`,
-//! `request_frame` and `latency_us` (responses), `size` (frame bytes with the size prefix; a
-//! log batch's bytes), `client_id`, `topics` (list: the topic names the message mentions, by
-//! schema entity and session-resolved topic ids: the `topic` field of `--filter`), `errors`
-//! (list: every non-zero error code in the message, by name, as `--filter`'s `error`;
-//! `UNKNOWN_CODE_N` for codes Kafka does not name) and `error_codes`
-//! (the same as numbers), `diagnostics` (list: the codes of the decoder's error diagnostics).
-//!
-//! `records` columns: those of `kinspect records -f jsonl`: `input`, `frame`, `file_offset`,
-//! `direction`, `client`, `client_id`, `topic`, `partition`, `offset` (null in a Produce
-//! request), `offset_delta`, `timestamp` (UTC, ms), `timestamp_type`, `key`, `value` (binary;
-//! `decode(value)` in DuckDB for text), `headers` (list of `{key, value}`), `producer_id`,
-//! `producer_epoch`, `sequence`, `transactional`, `control`, `codec`, `magic`, `crc_ok`.
+//! The tables' schemas, and the Arrow builders rows gather in before they are written.
 
-use super::records::{each_record, log_place, Record};
+use super::{Pending, Tables, BATCH_BYTES, BATCH_ROWS};
 use crate::capture::stats::Stats;
 use crate::diag::{Diagnostic, Severity};
-use crate::engine::parallel::Turn;
-use crate::engine::{Half, InputEnd, InputInfo, Sink, Split};
+use crate::engine::{Half, Sink};
+use crate::output::records::{each_record, log_place, Record};
 use crate::pdu::{Origin, Pdu};
 use crate::query::{Field as Fact, Value as QValue};
 use crate::wire::tree::Value;
@@ -44,63 +15,11 @@ use arrow_array::builder::{
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
-use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
-use parquet::file::properties::WriterProperties;
 use std::fmt::Write as _;
 use std::io;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Rows gathered before they go to the writer.
-pub const BATCH_ROWS: usize = 8192;
-/// ... or once their keys, values and strings reach this many bytes.
-pub const BATCH_BYTES: usize = 8 << 20;
-/// Rows in a row group.
-pub const ROW_GROUP_ROWS: usize = 128 * 1024;
-/// A row group is closed early once the writer holds this much of it.
-pub const ROW_GROUP_BYTES: usize = 64 << 20;
-
-/// Which tables a run writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tables {
-    pub pdus: bool,
-    pub records: bool,
-}
-
-/// Where the files go (see the module doc).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Layout {
-    /// `DIR/pdus.parquet`, `DIR/records.parquet`.
-    Folder(PathBuf),
-    /// `DIR/pdus/NAME.parquet`, `DIR/records/NAME.parquet`: one file per input.
-    PerInput(PathBuf),
-    /// One table to one file.
-    File(PathBuf),
-}
-
-impl Layout {
-    /// The layout `-o PATH` means for `inputs` inputs writing `tables`: a `.parquet` path is a
-    /// file when one table is written from one input; anything else is a folder.
-    pub fn for_output(path: &Path, inputs: usize, tables: Tables) -> Result<Layout, String> {
-        let is_file = path.extension().is_some_and(|e| e == "parquet");
-        match (is_file, inputs > 1, tables.pdus && tables.records) {
-            (true, false, false) => Ok(Layout::File(path.to_path_buf())),
-            (true, true, _) => Err(format!(
-                "{}: several inputs make one file per input: give a folder",
-                path.display()
-            )),
-            (true, false, true) => Err(format!(
-                "{}: two tables (pdus, records) need a folder",
-                path.display()
-            )),
-            (false, true, _) => Ok(Layout::PerInput(path.to_path_buf())),
-            (false, false, _) => Ok(Layout::Folder(path.to_path_buf())),
-        }
-    }
-}
-
-fn other(e: impl std::fmt::Display) -> io::Error {
+pub(super) fn other(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("parquet: {e}"))
 }
 
@@ -321,7 +240,7 @@ impl PduRows {
                 QValue::Int(c) => i16::try_from(c).unwrap_or(i16::MIN),
                 _ => return,
             };
-            match super::summary::error_name(code) {
+            match crate::output::summary::error_name(code) {
                 Some(name) => errors.values().append_value(name),
                 None => errors.values().append_value(Stats::error_label(code)),
             }
@@ -531,11 +450,11 @@ pub struct Rows {
     pdus: Option<Box<PduRows>>,
     records: Option<Box<RecordRows>>,
     /// The input being read (named in every row).
-    input: String,
+    pub(super) input: String,
 }
 
 impl Rows {
-    fn new(tables: Tables) -> Rows {
+    pub(super) fn new(tables: Tables) -> Rows {
         Rows {
             pdus: tables.pdus.then(Box::default),
             records: tables.records.then(Box::default),
@@ -543,7 +462,7 @@ impl Rows {
         }
     }
 
-    fn push(&mut self, pdu: &Pdu, input: Option<&str>) {
+    pub(super) fn push(&mut self, pdu: &Pdu, input: Option<&str>) {
         if let Some(i) = input.filter(|i| *i != self.input) {
             i.clone_into(&mut self.input);
         }
@@ -555,7 +474,7 @@ impl Rows {
         }
     }
 
-    fn full(&self) -> bool {
+    pub(super) fn full(&self) -> bool {
         let p = self
             .pdus
             .as_ref()
@@ -585,81 +504,8 @@ impl Half for Rows {
     }
 }
 
-/// One open Parquet file.
-struct Table {
-    writer: ArrowWriter<std::fs::File>,
-}
-
-impl Table {
-    fn create(path: &Path, schema: SchemaRef) -> io::Result<Table> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
-        }
-        let file = std::fs::File::create(path)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .set_max_row_group_size(ROW_GROUP_ROWS)
-            .set_created_by(format!("kinspect {}", env!("CARGO_PKG_VERSION")))
-            .build();
-        let writer = ArrowWriter::try_new(file, schema, Some(props)).map_err(other)?;
-        Ok(Table { writer })
-    }
-
-    fn write(&mut self, batch: &RecordBatch) -> io::Result<()> {
-        if batch.num_rows() == 0 {
-            return Ok(());
-        }
-        self.writer.write(batch).map_err(other)?;
-        if self.writer.in_progress_size() >= ROW_GROUP_BYTES {
-            self.writer.flush().map_err(other)?;
-        }
-        Ok(())
-    }
-
-    fn close(self) -> io::Result<()> {
-        self.writer.close().map(|_| ()).map_err(other)
-    }
-}
-
-/// The open files of one input (or of the run).
-#[derive(Default)]
-struct Files {
-    pdus: Option<Table>,
-    records: Option<Table>,
-}
-
-/// Rows finished into Arrow batches, not written yet.
-type Pending = (Option<RecordBatch>, Option<RecordBatch>);
-
-impl Files {
-    fn is_open(&self) -> bool {
-        self.pdus.is_some() || self.records.is_some()
-    }
-
-    fn write(&mut self, (p, r): Pending) -> io::Result<()> {
-        if let (Some(t), Some(b)) = (&mut self.pdus, p) {
-            t.write(&b)?;
-        }
-        if let (Some(t), Some(b)) = (&mut self.records, r) {
-            t.write(&b)?;
-        }
-        Ok(())
-    }
-
-    fn close(&mut self) -> io::Result<()> {
-        if let Some(t) = self.pdus.take() {
-            t.close()?;
-        }
-        if let Some(t) = self.records.take() {
-            t.close()?;
-        }
-        Ok(())
-    }
-}
-
 /// The rows gathered so far, as batches (nothing for a table without rows).
-fn take(rows: &mut Rows) -> io::Result<Pending> {
+pub(super) fn take(rows: &mut Rows) -> io::Result<Pending> {
     let p = match &mut rows.pdus {
         Some(p) if p.rows > 0 => Some(p.finish()?),
         _ => None,
@@ -669,163 +515,4 @@ fn take(rows: &mut Rows) -> io::Result<Pending> {
         _ => None,
     };
     Ok((p, r))
-}
-
-/// Writes the `pdus` and `records` tables of a run; a sink (that splits over two threads: the
-/// worker's half gathers rows, this side writes them in input order).
-///
-/// With a file per input, an input's files stay open after it ends while the worker still has
-/// a batch of it: its rows, then the rows this side gathered after them, go there when the
-/// batch comes back.
-pub struct ParquetSink {
-    layout: Layout,
-    tables: Tables,
-    rows: Rows,
-    files: Files,
-    /// The last input's files and its last rows, while its last batch is at the worker.
-    prev: Option<(Files, Pending)>,
-    /// A batch is at the worker.
-    outstanding: bool,
-    /// Names given to per-input files so far.
-    names: Vec<String>,
-    /// Files written, in order.
-    pub written: Vec<PathBuf>,
-}
-
-impl ParquetSink {
-    pub fn new(layout: Layout, tables: Tables) -> ParquetSink {
-        ParquetSink {
-            layout,
-            tables,
-            rows: Rows::new(tables),
-            files: Files::default(),
-            prev: None,
-            outstanding: false,
-            names: Vec::new(),
-            written: Vec::new(),
-        }
-    }
-
-    fn open(&mut self, input: &str) -> io::Result<()> {
-        let (p, r) = match &self.layout {
-            Layout::File(f) => (f.clone(), f.clone()),
-            Layout::Folder(d) => (d.join("pdus.parquet"), d.join("records.parquet")),
-            Layout::PerInput(d) => {
-                let stem = Path::new(input)
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or("stdin");
-                let mut name = stem.to_string();
-                let mut n = 1;
-                while self.names.contains(&name) {
-                    n += 1;
-                    name = format!("{stem}-{n}");
-                }
-                self.names.push(name.clone());
-                let file = format!("{name}.parquet");
-                (d.join("pdus").join(&file), d.join("records").join(file))
-            }
-        };
-        if self.tables.pdus {
-            self.files.pdus = Some(Table::create(&p, pdus_schema())?);
-            self.written.push(p);
-        }
-        if self.tables.records {
-            self.files.records = Some(Table::create(&r, records_schema())?);
-            self.written.push(r);
-        }
-        Ok(())
-    }
-
-    /// Writes what this side gathered.
-    fn write_rows(&mut self) -> io::Result<()> {
-        let pending = take(&mut self.rows)?;
-        self.files.write(pending)
-    }
-
-    /// The last input's files get the rows that came after its last batch, and close.
-    fn close_prev(&mut self) -> io::Result<()> {
-        if let Some((mut files, pending)) = self.prev.take() {
-            files.write(pending)?;
-            files.close()?;
-        }
-        Ok(())
-    }
-}
-
-impl Sink for ParquetSink {
-    fn begin_input(&mut self, input: &InputInfo<'_>) -> io::Result<()> {
-        input.name.clone_into(&mut self.rows.input);
-        if !self.files.is_open() {
-            self.open(input.name)?;
-        }
-        Ok(())
-    }
-
-    fn pdu(&mut self, pdu: &Pdu, input: Option<&str>) -> io::Result<()> {
-        self.rows.push(pdu, input);
-        if self.rows.full() {
-            self.write_rows()?;
-        }
-        Ok(())
-    }
-
-    fn note(&mut self, _: &Origin, _: &Diagnostic, _: Option<&str>) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn end_input(&mut self, _end: &InputEnd<'_>) -> io::Result<()> {
-        if !matches!(self.layout, Layout::PerInput(_)) {
-            return Ok(());
-        }
-        let pending = take(&mut self.rows)?;
-        if self.outstanding {
-            self.close_prev()?;
-            self.prev = Some((std::mem::take(&mut self.files), pending));
-        } else {
-            self.files.write(pending)?;
-            self.files.close()?;
-        }
-        Ok(())
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        self.close_prev()?;
-        if self.written.is_empty() {
-            // Nothing was read (no input opened): still leave the tables, empty.
-            self.open("stdin")?;
-        }
-        self.write_rows()?;
-        self.files.close()
-    }
-}
-
-impl Split for ParquetSink {
-    type Half = Rows;
-
-    fn fork(&mut self, _turn: &Arc<Turn>) -> Option<Rows> {
-        Some(Rows::new(self.tables))
-    }
-
-    /// Rows gathered here come before the batch: they go to the file first.
-    fn hand_over(&mut self, half: &mut Rows) -> io::Result<()> {
-        self.close_prev()?;
-        half.input.clone_from(&self.rows.input);
-        self.outstanding = true;
-        self.write_rows()
-    }
-
-    /// The batch's rows, in input order; rows gathered here meanwhile come after them.
-    fn take_back(&mut self, half: &mut Rows) -> io::Result<()> {
-        self.outstanding = false;
-        let pending = take(half)?;
-        match &mut self.prev {
-            Some((files, _)) => {
-                files.write(pending)?;
-                self.close_prev()
-            }
-            None => self.files.write(pending),
-        }
-    }
 }
