@@ -142,10 +142,6 @@ struct Files {
 pub(crate) type Pending = (Option<RecordBatch>, Option<RecordBatch>);
 
 impl Files {
-    fn is_open(&self) -> bool {
-        self.pdus.is_some() || self.records.is_some()
-    }
-
     fn write(&mut self, (p, r): Pending) -> io::Result<()> {
         if let (Some(t), Some(b)) = (&mut self.pdus, p) {
             t.write(&b)?;
@@ -170,23 +166,23 @@ impl Files {
 /// Writes the `pdus` and `records` tables of a run; a sink (that splits over two threads: the
 /// worker's half gathers rows, this side writes them in input order).
 ///
-/// With a file per input, an input's files stay open after it ends while the worker still has
-/// a batch of it: its rows, then the rows this side gathered after them, go there when the
-/// batch comes back.
+/// With a file per input, rows go to the files of the input they name, and an input's files
+/// stay open until a later input's batch comes back from the worker (the worker may still hold,
+/// or be about to get, a batch of the input before), or until [`KEEP_OPEN`] newer inputs began.
 pub struct ParquetSink {
     layout: Layout,
     tables: Tables,
     rows: Rows,
-    files: Files,
-    /// The last input's files and its last rows, while its last batch is at the worker.
-    prev: Option<(Files, Pending)>,
-    /// A batch is at the worker.
-    outstanding: bool,
+    /// Open files by input name, oldest first (one entry unless `PerInput`).
+    files: Vec<(String, Files)>,
     /// Names given to per-input files so far.
     names: Vec<String>,
     /// Files written, in order.
     pub written: Vec<PathBuf>,
 }
+
+/// Inputs whose files are kept open at most.
+const KEEP_OPEN: usize = 3;
 
 impl ParquetSink {
     pub fn new(layout: Layout, tables: Tables) -> ParquetSink {
@@ -194,9 +190,7 @@ impl ParquetSink {
             layout,
             tables,
             rows: Rows::new(tables),
-            files: Files::default(),
-            prev: None,
-            outstanding: false,
+            files: Vec::new(),
             names: Vec::new(),
             written: Vec::new(),
         }
@@ -223,28 +217,45 @@ impl ParquetSink {
                 (d.join("pdus").join(&file), d.join("records").join(file))
             }
         };
+        let mut files = Files::default();
         if self.tables.pdus {
-            self.files.pdus = Some(Table::create(&p, pdus_schema())?);
+            files.pdus = Some(Table::create(&p, pdus_schema())?);
             self.written.push(p);
         }
         if self.tables.records {
-            self.files.records = Some(Table::create(&r, records_schema())?);
+            files.records = Some(Table::create(&r, records_schema())?);
             self.written.push(r);
         }
+        self.files.push((input.to_string(), files));
         Ok(())
+    }
+
+    /// Writes rows to the files of their input (the newest files when those are closed).
+    fn route(&mut self, input: &str, pending: Pending) -> io::Result<()> {
+        let i = self
+            .files
+            .iter()
+            .rposition(|(n, _)| n == input)
+            .or(self.files.len().checked_sub(1));
+        match i {
+            Some(i) => self.files[i].1.write(pending),
+            None => Ok(()),
+        }
     }
 
     /// Writes what this side gathered.
     fn write_rows(&mut self) -> io::Result<()> {
         let pending = take(&mut self.rows)?;
-        self.files.write(pending)
+        let input = self.rows.input.clone();
+        self.route(&input, pending)
     }
 
-    /// The last input's files get the rows that came after its last batch, and close.
-    fn close_prev(&mut self) -> io::Result<()> {
-        if let Some((mut files, pending)) = self.prev.take() {
-            files.write(pending)?;
-            files.close()?;
+    /// Closes the files of the inputs before `input`'s.
+    fn close_before(&mut self, input: &str) -> io::Result<()> {
+        if let Some(i) = self.files.iter().rposition(|(n, _)| n == input) {
+            for (_, mut f) in self.files.drain(..i) {
+                f.close()?;
+            }
         }
         Ok(())
     }
@@ -252,14 +263,24 @@ impl ParquetSink {
 
 impl Sink for ParquetSink {
     fn begin_input(&mut self, input: &InputInfo<'_>) -> io::Result<()> {
-        input.name.clone_into(&mut self.rows.input);
-        if !self.files.is_open() {
+        if self.files.is_empty() || matches!(self.layout, Layout::PerInput(_)) {
+            self.write_rows()?;
+            input.name.clone_into(&mut self.rows.input);
             self.open(input.name)?;
+            while self.files.len() > KEEP_OPEN {
+                let (_, mut f) = self.files.remove(0);
+                f.close()?;
+            }
         }
+        input.name.clone_into(&mut self.rows.input);
         Ok(())
     }
 
     fn pdu(&mut self, pdu: &Pdu, input: Option<&str>) -> io::Result<()> {
+        // Rows of one input only in a batch: another input's rows go to other files.
+        if input.is_some_and(|i| i != self.rows.input) {
+            self.write_rows()?;
+        }
         self.rows.push(pdu, input);
         if self.rows.full() {
             self.write_rows()?;
@@ -272,28 +293,19 @@ impl Sink for ParquetSink {
     }
 
     fn end_input(&mut self, _end: &InputEnd<'_>) -> io::Result<()> {
-        if !matches!(self.layout, Layout::PerInput(_)) {
-            return Ok(());
-        }
-        let pending = take(&mut self.rows)?;
-        if self.outstanding {
-            self.close_prev()?;
-            self.prev = Some((std::mem::take(&mut self.files), pending));
-        } else {
-            self.files.write(pending)?;
-            self.files.close()?;
-        }
         Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.close_prev()?;
         if self.written.is_empty() {
             // Nothing was read (no input opened): still leave the tables, empty.
             self.open("stdin")?;
         }
         self.write_rows()?;
-        self.files.close()
+        for (_, mut f) in self.files.drain(..) {
+            f.close()?;
+        }
+        Ok(())
     }
 }
 
@@ -306,22 +318,19 @@ impl Split for ParquetSink {
 
     /// Rows gathered here come before the batch: they go to the file first.
     fn hand_over(&mut self, half: &mut Rows) -> io::Result<()> {
-        self.close_prev()?;
         half.input.clone_from(&self.rows.input);
-        self.outstanding = true;
         self.write_rows()
     }
 
-    /// The batch's rows, in input order; rows gathered here meanwhile come after them.
+    /// The batch's rows, in input order; rows gathered here meanwhile come after them. Earlier
+    /// inputs get no more rows: their files close.
     fn take_back(&mut self, half: &mut Rows) -> io::Result<()> {
-        self.outstanding = false;
         let pending = take(half)?;
-        match &mut self.prev {
-            Some((files, _)) => {
-                files.write(pending)?;
-                self.close_prev()
-            }
-            None => self.files.write(pending),
+        let input = half.input.clone();
+        self.route(&input, pending)?;
+        if matches!(self.layout, Layout::PerInput(_)) && self.rows.input == input {
+            self.close_before(&input)?;
         }
+        Ok(())
     }
 }
