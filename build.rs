@@ -3,7 +3,8 @@
 //!
 //! - `kinspect_shared`: the Kafka spec folders (`../shared` beside the checkout, or the folder
 //!   `KINSPECT_SHARED` names) are present;
-//! - `kinspect_tshark`: `tshark` is on the `PATH`.
+//! - `kinspect_tshark`: `tshark` is on the `PATH`;
+//! - `kinspect_duckdb`: `python3` on the `PATH` imports `duckdb` (the Parquet tables' oracle).
 //!
 //! The library and the binary never read these cfgs. Tests keep their runtime check
 //! (`common::shared_or_skip`) for a folder that disappears after the build.
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(kinspect_shared)");
     println!("cargo::rustc-check-cfg=cfg(kinspect_tshark)");
+    println!("cargo::rustc-check-cfg=cfg(kinspect_duckdb)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=KINSPECT_SHARED");
     println!("cargo::rerun-if-env-changed=PATH");
@@ -36,6 +38,17 @@ fn main() {
     if schemas.is_dir() {
         println!("cargo::rerun-if-changed={}", schemas.display());
         println!("cargo::rustc-cfg=kinspect_shared");
+    }
+
+    if let Some(python) = on_path("python3") {
+        let duckdb = std::process::Command::new(&python)
+            .args(["-c", "import duckdb"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if duckdb {
+            println!("cargo::rerun-if-changed={}", python.display());
+            println!("cargo::rustc-cfg=kinspect_duckdb");
+        }
     }
 
     if let Some(tshark) = on_path("tshark") {

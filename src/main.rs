@@ -21,6 +21,7 @@ fn main() -> ExitCode {
     let g = &cli.global;
     let code = match &cli.command {
         Command::Decode(a) => cli::decode::run(a, g),
+        Command::Records(a) => cli::records::run(a, g),
         Command::Encode(a) => cli::encode::run(a, g),
         Command::ValidateSchema(a) => cli::validate_schema::run(a, g),
         Command::Apis(a) => cli::apis::run(a, g),

@@ -85,6 +85,10 @@ pub struct Args {
     pub input: Option<InputKind>,
     #[command(flatten)]
     pub print: PrintArgs,
+    /// Write to this file instead of standard output (any format); for `-f parquet`, the folder
+    /// (or `.parquet` file) of the tables: see `kinspect::output::parquet`.
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub output: Option<PathBuf>,
     /// For a frame on its own: the API (name or key); for a response, its request's API.
     #[arg(long, value_name = "NAME|KEY")]
     pub api: Option<String>,
@@ -163,7 +167,7 @@ pub enum RecordsMode {
     Raw,
 }
 
-fn parse_as(s: &str) -> Result<AsType, String> {
+pub(super) fn parse_as(s: &str) -> Result<AsType, String> {
     AsType::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = AsType::NAMES.iter().map(|(n, _)| *n).collect();
         format!("expected one of {}", names.join(", "))
@@ -204,7 +208,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     };
     let inputs = inputs(&args.files);
     let stdout = io::stdout();
-    let tty = stdout.is_terminal();
+    let tty = stdout.is_terminal() && args.output.is_none();
     let mut format = args.print.options(g, tty).format;
     if !args.fields.fields.is_empty() && args.print.format.is_none() {
         format = Format::Fields;
@@ -228,7 +232,34 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     // (stdout's `LineWriter` would also search every buffer for newlines and copy it once more).
     // On a terminal: stdout as Rust sets it up, on one thread.
     let mut pairs_errors = None;
-    let outcome = match (super::stdout_file().filter(|_| !tty), fields) {
+    // `-o PATH`: that file instead (any format); `-f parquet`: the tables there.
+    let out = match &args.output {
+        Some(p) if format == Format::Parquet => {
+            let sink = match super::records::parquet_sink(p, inputs.len(), true) {
+                Ok(s) => s,
+                Err(e) => {
+                    errln!("kinspect decode: {e}");
+                    return EXIT_FAILURE;
+                }
+            };
+            opts.threads = super::threads();
+            let outcome = run_with(inputs, &opts, &compiled, sink, &mut pairs_errors);
+            return finish(bar, outcome, pairs_errors);
+        }
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                errln!("kinspect decode: {}: {e}", p.display());
+                return EXIT_FAILURE;
+            }
+        },
+        None if format == Format::Parquet => {
+            errln!("kinspect decode: -f parquet writes tables: give the folder (or .parquet file) with -o PATH");
+            return EXIT_FAILURE;
+        }
+        None => super::stdout_file().filter(|_| !tty),
+    };
+    let outcome = match (out, fields) {
         (Some(file), Some(f)) => match FieldsPrinter::new(Shared::new(file), f) {
             Ok(p) => {
                 opts.threads = super::threads();
@@ -268,10 +299,17 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             }
         }
     };
+    finish(bar, outcome, pairs_errors)
+}
+
+fn finish(
+    bar: Option<std::sync::Arc<Bar>>,
+    mut outcome: Outcome,
+    pairs_errors: Option<bool>,
+) -> u8 {
     if let Some(b) = bar {
         b.clear();
     }
-    let mut outcome = outcome;
     if let Some(e) = pairs_errors {
         // What --pairs showed decides, as the filters' do without it.
         outcome.errors = e;

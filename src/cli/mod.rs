@@ -15,6 +15,7 @@ pub mod help_json;
 pub mod io;
 pub mod man;
 pub mod probe;
+pub mod records;
 pub mod report;
 pub mod stats;
 mod terminal;
@@ -98,6 +99,8 @@ pub enum Command {
     Apis(apis::Args),
     /// Build a protocol bundle from spec folders (how the built-in protocol is made).
     Bundle(bundle::Args),
+    /// One line (or JSON object, or Parquet row) per record of Produce, Fetch and log files.
+    Records(records::Args),
     /// Statistics of a capture: PDUs per API, error codes, latencies, clients.
     Stats(stats::Args),
     /// Cut fuzz seeds (frames, record batches, streams, captures) from captures.

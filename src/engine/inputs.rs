@@ -21,6 +21,8 @@ impl<R: Route> Driver<'_, R> {
     /// Reads one input to the end (or until the output stops).
     pub(super) fn input(&mut self, input: Input<'_>, name: String) {
         let (reader, size): (Box<dyn Read + '_>, Option<u64>) = match input {
+            // A partition folder (`orders-0/`): its segments, indexes checked (engine/logdir.rs).
+            Input::Path(p) if p.is_dir() => return self.log_dir(&p, name),
             Input::Path(p) => match std::fs::File::open(&p) {
                 Ok(f) => {
                     let size = f.metadata().ok().map(|m| m.len());

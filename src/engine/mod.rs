@@ -18,6 +18,7 @@ pub mod decoded;
 pub mod filter;
 mod frame;
 mod inputs;
+mod logdir;
 pub mod parallel;
 pub mod sink;
 

@@ -5,6 +5,9 @@
 pub mod check;
 pub mod fields;
 pub mod json;
+#[cfg(feature = "parquet")]
+pub mod parquet;
+pub mod records;
 pub mod report;
 pub mod stats;
 pub mod summary;
@@ -32,6 +35,9 @@ pub enum Format {
     Tree,
     /// One line per PDU, like tshark's default view.
     Summary,
+    /// Parquet tables (`pdus`, `records`) to `-o PATH`: written by [`parquet::ParquetSink`]
+    /// (feature `parquet`), not by the [`Printer`], which prints it as JSON Lines.
+    Parquet,
     /// Chosen fields, one row per PDU or element (`fields::FieldsPrinter`; [`Printer`] prints
     /// nothing in it).
     Fields,
@@ -54,6 +60,11 @@ impl crate::choice::Choice for Format {
             "summary",
             "One line per PDU, like tshark's default view",
             Format::Summary,
+        ),
+        (
+            "parquet",
+            "Parquet tables `pdus` and `records` to -o PATH (for DuckDB, pandas, Spark)",
+            Format::Parquet,
         ),
         (
             "fields",
@@ -242,7 +253,7 @@ impl<W: Write> Printer<W> {
         self.sep()?;
         match self.o.format {
             Format::Json => json::write_pdu(&mut self.w, pdu, input, &self.json)?,
-            Format::Jsonl => {
+            Format::Jsonl | Format::Parquet => {
                 json::write_pdu(&mut self.w, pdu, input, &self.json)?;
                 self.w.write_all(b"\n")?;
             }
@@ -259,7 +270,7 @@ impl<W: Write> Printer<W> {
         self.sep()?;
         match self.o.format {
             Format::Json => json::write_note(&mut self.w, origin, d, input)?,
-            Format::Jsonl => {
+            Format::Jsonl | Format::Parquet => {
                 json::write_note(&mut self.w, origin, d, input)?;
                 self.w.write_all(b"\n")?;
             }

@@ -60,6 +60,7 @@ pub mod file;
 pub mod fuzz;
 pub mod internal;
 pub mod legacy;
+pub mod logdir;
 pub mod read;
 
 use crate::diag::Diagnostic;

@@ -52,6 +52,7 @@ mod query_filter;
 mod readme;
 mod records_batches;
 mod records_captures;
+mod records_cli;
 mod records_files;
 mod records_fuzz;
 mod records_in_frames;
@@ -69,6 +70,7 @@ mod session_decode;
 mod stats_cli;
 #[path = "../fixtures/records/support.rs"]
 mod support;
+mod tables_parquet;
 mod validate_cli;
 mod validate_compat;
 mod validate_cross;

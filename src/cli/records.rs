@@ -1,0 +1,184 @@
+//! `kinspect records FILE…`: one line per record (a kcat-style `--template`), one JSON object
+//! per record (`-f jsonl`), or the `records` Parquet table (`-f parquet -o PATH`), from the
+//! Produce requests and Fetch responses of captures and from log segments, snapshots and
+//! partition folders (`orders-0/`: segments in offset order, `.index` and `.timeindex`
+//! checked). The extraction and the printers are the library's (`kinspect::output::records`,
+//! `kinspect::output::parquet`).
+
+use super::decode::{exit_code, inputs, parse_as};
+use super::io::errln;
+use super::terminal::Bar;
+use super::{Global, EXIT_FAILURE};
+use kinspect::engine::parallel::Shared;
+use kinspect::engine::{self, Filters, Input, Outcome};
+use kinspect::input::InputKind;
+use kinspect::output::parquet::{Layout, ParquetSink, Tables};
+use kinspect::output::records::{
+    HoldsRecords, RecordOptions, RecordPrinter, RecordsFormat, Template,
+};
+use kinspect::records::AsType;
+use kinspect::wire::decode::RecordsOptions;
+use std::path::{Path, PathBuf};
+
+/// The template codes, in `--help`.
+const TEMPLATE_HELP: &str = "Template codes (kcat's letters where kcat has one): %t topic, \
+%p partition, %o offset (? in a Produce request: not assigned yet), %O offset delta in the \
+batch, %k key, %s value, %K / %S key / value length (-1 null), %T timestamp (ms), %y timestamp \
+type, %h headers (k=v,…), %f frame (FILE:OFFSET of the batch in a log file), %d direction, \
+%c client id, %a client address, %i producer id, %e producer epoch, %q sequence, %x flags \
+(txn, control), %z codec, %C batch CRC (ok, BAD), %m magic, %% a percent sign; escapes \\n \\t \
+\\r \\\\. Keys and values: text with control characters escaped, 0x-hex when not UTF-8, NULL \
+when null.";
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Out {
+    /// One line per record (see --template).
+    Line,
+    /// One JSON object per record.
+    Jsonl,
+    /// The `records` Parquet table, to -o PATH.
+    Parquet,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = TEMPLATE_HELP)]
+pub struct Args {
+    /// Captures, hex dumps, raw frames, log segments and snapshots, partition folders
+    /// (`orders-0/`); `-` or nothing for stdin.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    #[arg(long, short = 'f', value_enum, default_value = "line")]
+    pub format: Out,
+    /// The line for each record, kcat style (codes below); default
+    /// `%f %d %t/%p@%o %T key=%k value=%s` and ` headers=%h` when there are headers.
+    #[arg(long, value_name = "FORMAT", value_parser = |s: &str| Template::parse(s))]
+    pub template: Option<Template>,
+    /// Write to this file (line, jsonl) or folder / `.parquet` file (parquet).
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// Force the kind of input instead of detecting it.
+    #[arg(long, value_name = "KIND", value_parser = super::choice::<InputKind>())]
+    pub input: Option<InputKind>,
+    /// Extra TCP ports to treat as Kafka brokers in captures.
+    #[arg(long, value_name = "P", value_delimiter = ',')]
+    pub port: Vec<u16>,
+    /// Read record keys and values as this internal topic's, or as plain data (raw).
+    #[arg(long = "as", value_name = "TYPE", value_parser = parse_as)]
+    pub as_type: Option<AsType>,
+    /// Captures: only these TCP connections (numbered from 0, as tshark's `tcp.stream`).
+    #[arg(long, value_name = "N", value_delimiter = ',')]
+    pub stream: Vec<u32>,
+    /// Only the records of PDUs (and log batches) with error diagnostics.
+    #[arg(long)]
+    pub errors_only: bool,
+    /// `--filter/-Y EXPR` (and `--pairs`): the same display filters as `decode`, on the PDUs
+    /// the records come from.
+    #[command(flatten)]
+    pub filter: super::filter_args::FilterArgs,
+}
+
+/// The PDU filters records are chosen by (the same `engine::Filters` as `decode`; a display
+/// filter goes into `more`).
+fn filters(args: &Args) -> Filters {
+    Filters {
+        api: Vec::new(),
+        streams: args.stream.clone(),
+        errors_only: args.errors_only,
+        more: vec![std::sync::Arc::new(HoldsRecords)],
+    }
+}
+
+pub fn run(args: &Args, g: &Global) -> u8 {
+    let Some(proto) = super::protocol_or_report(g, "kinspect records") else {
+        return EXIT_FAILURE;
+    };
+    let mut opts = engine::Options::new(proto);
+    opts.kind = args.input;
+    opts.capture.ports = args.port.clone();
+    opts.records = RecordsOptions {
+        raw: false,
+        as_type: args.as_type,
+        headers_only: false,
+    };
+    opts.filters = filters(args);
+    let compiled = match args.filter.apply(proto, &mut opts.filters) {
+        Ok(c) => c,
+        Err(e) => {
+            errln!("kinspect records: {e}");
+            return super::EXIT_FAILURE;
+        }
+    };
+    opts.threads = super::threads();
+    let bar = Bar::for_inputs(&args.files);
+    opts.progress = bar.clone().map(|b| b as _);
+    let r = run_with(args, inputs(&args.files), &opts, &compiled);
+    if let Some(b) = bar {
+        b.clear();
+    }
+    match r {
+        Ok(outcome) => exit_code("kinspect records", &outcome),
+        Err(e) => {
+            errln!("kinspect records: {e}");
+            EXIT_FAILURE
+        }
+    }
+}
+
+fn run_with(
+    args: &Args,
+    inputs: Vec<Input<'static>>,
+    opts: &engine::Options,
+    compiled: &super::filter_args::Compiled,
+) -> Result<Outcome, String> {
+    let format = match args.format {
+        Out::Parquet => {
+            let Some(path) = &args.output else {
+                return Err(
+                    "-f parquet writes a table: give the folder (or .parquet file) with -o PATH"
+                        .into(),
+                );
+            };
+            let mut sink = parquet_sink(path, inputs.len(), false)?;
+            return Ok(match compiled.pairs_of(&mut sink) {
+                Some(mut pairs) => engine::run(inputs, opts, &mut pairs),
+                None => engine::run_split(inputs, opts, &mut sink),
+            });
+        }
+        Out::Line => RecordsFormat::Line,
+        Out::Jsonl => RecordsFormat::Jsonl,
+    };
+    let o = RecordOptions {
+        format,
+        template: args.template.clone(),
+    };
+    let file = match &args.output {
+        Some(p) => std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        None => super::stdout_file().ok_or("standard output cannot be written")?,
+    };
+    let mut printer = RecordPrinter::new(Shared::new(file), o);
+    let outcome = match compiled.pairs_of(&mut printer) {
+        Some(mut pairs) => engine::run(inputs, opts, &mut pairs),
+        None => engine::run_split(inputs, opts, &mut printer),
+    };
+    // Capture notes and log-index findings are not records: they go to stderr.
+    for n in &printer.notes {
+        errln!("kinspect records: {n}");
+    }
+    if printer.notes_dropped > 0 {
+        errln!(
+            "kinspect records: … and {} more notes",
+            printer.notes_dropped
+        );
+    }
+    Ok(outcome)
+}
+
+/// The Parquet sink writing to `path` for `inputs` inputs (`pdus` too when `pdus`).
+pub(super) fn parquet_sink(path: &Path, inputs: usize, pdus: bool) -> Result<ParquetSink, String> {
+    let tables = Tables {
+        pdus,
+        records: true,
+    };
+    let layout = Layout::for_output(path, inputs, tables)?;
+    Ok(ParquetSink::new(layout, tables))
+}

@@ -1,0 +1,115 @@
+//! A partition folder as one input: its segments in offset order, one tree per batch (the sink
+//! hears each segment's path as the input's name), and the index checks of
+//! [`crate::records::logdir`] as notes placed at the index entry (`stream_offset` = its byte
+//! offset in the index file; the message names the file).
+
+use super::{Driver, InputInfo, Route, Sink};
+use crate::input::InputKind;
+use crate::pdu::Origin;
+use crate::records::file::{decode_log_file, FileKind};
+use crate::records::logdir::{batch_span, segments, IndexCheck};
+use crate::records::RecordsContext;
+use std::path::Path;
+use std::sync::Arc;
+
+impl<R: Route> Driver<'_, R> {
+    pub(super) fn log_dir(&mut self, dir: &Path, name: String) {
+        let segs = match segments(dir) {
+            Ok(s) if s.is_empty() => {
+                let why = "a folder holding no `.log` segment (give a partition folder such as orders-0/, or files)";
+                return self.end_input(name, None, None, Some(why.into()));
+            }
+            Ok(s) => s,
+            Err(e) => return self.end_input(name, None, None, Some(e.to_string())),
+        };
+        let info = InputInfo {
+            name: &name,
+            kind: InputKind::Log,
+        };
+        let begun = self.route.sink().begin_input(&info);
+        self.wrote(begun);
+        let topic = dir
+            .file_name()
+            .and_then(|d| d.to_str())
+            .and_then(|d| d.rsplit_once('-'))
+            .filter(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            .map(|(t, _)| t.to_string());
+        let ctx = RecordsContext {
+            topic: topic.as_deref(),
+            partial_tail_ok: true,
+            as_type: self.opts.records.as_type,
+            ..Default::default()
+        };
+        let outer = self.input_name.take();
+        let mut failed = None;
+        let mut index = 0u64;
+        for seg in segs {
+            if self.stopped {
+                break;
+            }
+            self.input_name = Some(Arc::from(seg.to_string_lossy().as_ref()));
+            let mut diags = Vec::new();
+            let mut check = IndexCheck::open(&seg, &mut diags);
+            self.index_notes(&seg, &mut diags);
+            let file = match std::fs::File::open(&seg) {
+                Ok(f) => std::io::BufReader::with_capacity(256 << 10, f),
+                Err(e) => {
+                    failed = Some(format!("{}: {e}", seg.display()));
+                    break;
+                }
+            };
+            let r = decode_log_file(file, FileKind::Segment, &ctx, &mut |at, t| {
+                if let Some(b) = batch_span(at, t) {
+                    check.batch(&b, &mut diags);
+                }
+                self.tree(
+                    Origin {
+                        index,
+                        stream_offset: Some(at),
+                        ..Origin::default()
+                    },
+                    t,
+                );
+                index += 1;
+                self.index_notes(&seg, &mut diags);
+            });
+            match r {
+                Ok(sum) => {
+                    check.finish(sum.bytes, &mut diags);
+                    self.index_notes(&seg, &mut diags);
+                }
+                Err(e) => {
+                    failed = Some(format!("{}: {e}", seg.display()));
+                    break;
+                }
+            }
+        }
+        self.input_name = outer;
+        self.end_input(name, Some(InputKind::Log), None, failed);
+    }
+
+    /// Index findings, each named by its index file (the note's `stream_offset` is the entry's
+    /// byte offset there), after what was shown before.
+    fn index_notes(&mut self, seg: &Path, diags: &mut Vec<crate::diag::Diagnostic>) {
+        if diags.is_empty() {
+            return;
+        }
+        let saved = self.input_name.take();
+        for d in diags.drain(..) {
+            let ext = if d.code.starts_with("timeindex") {
+                "timeindex"
+            } else {
+                "index"
+            };
+            self.input_name = Some(Arc::from(
+                seg.with_extension(ext).to_string_lossy().as_ref(),
+            ));
+            let origin = Origin {
+                stream_offset: Some(d.offset),
+                ..Origin::default()
+            };
+            self.note(&origin, &d);
+        }
+        self.input_name = saved;
+    }
+}

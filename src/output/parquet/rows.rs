@@ -1,0 +1,518 @@
+//! The tables' schemas, and the Arrow builders rows gather in before they are written.
+
+use super::{Pending, Tables, BATCH_BYTES, BATCH_ROWS};
+use crate::capture::stats::Stats;
+use crate::diag::{Diagnostic, Severity};
+use crate::engine::{Half, Sink};
+use crate::output::records::{each_record, log_place, Record};
+use crate::pdu::{Origin, Pdu};
+use crate::query::{Field as Fact, Value as QValue};
+use crate::wire::tree::Value;
+use arrow_array::builder::{
+    ArrayBuilder, BinaryBuilder, BooleanBuilder, Float64Builder, Int16Builder, Int32Builder,
+    Int64Builder, Int8Builder, ListBuilder, StringBuilder, StructBuilder,
+    TimestampMillisecondBuilder, TimestampNanosecondBuilder, UInt32Builder, UInt64Builder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use std::fmt::Write as _;
+use std::io;
+use std::sync::Arc;
+
+pub(super) fn other(e: impl std::fmt::Display) -> io::Error {
+    io::Error::other(format!("parquet: {e}"))
+}
+
+fn list_of(t: DataType) -> DataType {
+    DataType::List(Arc::new(Field::new("item", t, true)))
+}
+
+fn header_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("key", DataType::Utf8, true),
+        Field::new("value", DataType::Binary, true),
+    ])
+}
+
+/// The `pdus` table's schema.
+pub fn pdus_schema() -> SchemaRef {
+    let utc = Some(Arc::from("UTC"));
+    Arc::new(Schema::new(vec![
+        Field::new("input", DataType::Utf8, false),
+        Field::new("frame", DataType::UInt64, true),
+        Field::new("index", DataType::UInt64, false),
+        Field::new("time", DataType::Timestamp(TimeUnit::Nanosecond, utc), true),
+        Field::new("stream", DataType::UInt32, true),
+        Field::new("client", DataType::Utf8, true),
+        Field::new("server", DataType::Utf8, true),
+        Field::new("direction", DataType::Utf8, true),
+        Field::new("api", DataType::Utf8, true),
+        Field::new("api_key", DataType::Int16, true),
+        Field::new("api_version", DataType::Int16, true),
+        Field::new("correlation_id", DataType::Int32, true),
+        Field::new("request_frame", DataType::UInt64, true),
+        Field::new("latency_us", DataType::Float64, true),
+        Field::new("size", DataType::UInt32, false),
+        Field::new("client_id", DataType::Utf8, true),
+        Field::new("topics", list_of(DataType::Utf8), false),
+        Field::new("errors", list_of(DataType::Utf8), false),
+        Field::new("error_codes", list_of(DataType::Int16), false),
+        Field::new("diagnostics", list_of(DataType::Utf8), false),
+    ]))
+}
+
+/// The `records` table's schema.
+pub fn records_schema() -> SchemaRef {
+    let utc = Some(Arc::from("UTC"));
+    Arc::new(Schema::new(vec![
+        Field::new("input", DataType::Utf8, false),
+        Field::new("frame", DataType::UInt64, true),
+        Field::new("file_offset", DataType::UInt64, true),
+        Field::new("direction", DataType::Utf8, true),
+        Field::new("client", DataType::Utf8, true),
+        Field::new("client_id", DataType::Utf8, true),
+        Field::new("topic", DataType::Utf8, true),
+        Field::new("partition", DataType::Int32, true),
+        Field::new("offset", DataType::Int64, true),
+        Field::new("offset_delta", DataType::Int64, false),
+        Field::new(
+            "timestamp",
+            DataType::Timestamp(TimeUnit::Millisecond, utc),
+            true,
+        ),
+        Field::new("timestamp_type", DataType::Utf8, false),
+        Field::new("key", DataType::Binary, true),
+        Field::new("value", DataType::Binary, true),
+        Field::new("headers", list_of(DataType::Struct(header_fields())), false),
+        Field::new("producer_id", DataType::Int64, true),
+        Field::new("producer_epoch", DataType::Int16, true),
+        Field::new("sequence", DataType::Int32, true),
+        Field::new("transactional", DataType::Boolean, false),
+        Field::new("control", DataType::Boolean, false),
+        Field::new("codec", DataType::Utf8, false),
+        Field::new("magic", DataType::Int8, false),
+        Field::new("crc_ok", DataType::Boolean, true),
+    ]))
+}
+
+/// The client id: of the request header, or the one the capture gave a response (its
+/// request's).
+fn client_id(pdu: &Pdu) -> Option<&str> {
+    if let Some(c) = &pdu.origin.client_id {
+        return Some(c);
+    }
+    let t = &pdu.tree;
+    let h = t.nodes.first().and_then(|_| t.child(0, "header"))?;
+    let n = t.node(t.child(h, "ClientId")?);
+    match n.value {
+        Value::Str(s) => std::str::from_utf8(t.bytes(n.buf, s)).ok(),
+        _ => None,
+    }
+}
+
+/// Rows of the `pdus` table being gathered.
+pub struct PduRows {
+    input: StringBuilder,
+    frame: UInt64Builder,
+    index: UInt64Builder,
+    time: TimestampNanosecondBuilder,
+    stream: UInt32Builder,
+    client: StringBuilder,
+    server: StringBuilder,
+    direction: StringBuilder,
+    api: StringBuilder,
+    api_key: Int16Builder,
+    api_version: Int16Builder,
+    correlation_id: Int32Builder,
+    request_frame: UInt64Builder,
+    latency_us: Float64Builder,
+    size: UInt32Builder,
+    client_id: StringBuilder,
+    topics: ListBuilder<StringBuilder>,
+    errors: ListBuilder<StringBuilder>,
+    error_codes: ListBuilder<Int16Builder>,
+    diagnostics: ListBuilder<StringBuilder>,
+    rows: usize,
+    bytes: usize,
+}
+
+impl Default for PduRows {
+    fn default() -> Self {
+        PduRows {
+            input: StringBuilder::new(),
+            frame: UInt64Builder::new(),
+            index: UInt64Builder::new(),
+            time: TimestampNanosecondBuilder::new().with_timezone("UTC"),
+            stream: UInt32Builder::new(),
+            client: StringBuilder::new(),
+            server: StringBuilder::new(),
+            direction: StringBuilder::new(),
+            api: StringBuilder::new(),
+            api_key: Int16Builder::new(),
+            api_version: Int16Builder::new(),
+            correlation_id: Int32Builder::new(),
+            request_frame: UInt64Builder::new(),
+            latency_us: Float64Builder::new(),
+            size: UInt32Builder::new(),
+            client_id: StringBuilder::new(),
+            topics: ListBuilder::new(StringBuilder::new()),
+            errors: ListBuilder::new(StringBuilder::new()),
+            error_codes: ListBuilder::new(Int16Builder::new()),
+            diagnostics: ListBuilder::new(StringBuilder::new()),
+            rows: 0,
+            bytes: 0,
+        }
+    }
+}
+
+impl PduRows {
+    pub fn push(&mut self, pdu: &Pdu, input: &str) {
+        let o = &pdu.origin;
+        self.input.append_value(input);
+        self.frame.append_option(o.frame);
+        self.index.append_value(o.index);
+        self.time.append_option(o.ts_ns);
+        self.stream.append_option(o.conn.as_ref().map(|c| c.stream));
+        match &o.conn {
+            Some(c) => {
+                let _ = write!(self.client, "{}", c.client);
+                self.client.append_value("");
+                let _ = write!(self.server, "{}", c.server);
+                self.server.append_value("");
+            }
+            None => {
+                self.client.append_null();
+                self.server.append_null();
+            }
+        }
+        self.direction
+            .append_option(pdu.direction.map(|d| d.as_str()));
+        self.api.append_option(pdu.api_name);
+        self.api_key.append_option(pdu.api_key);
+        self.api_version.append_option(pdu.api_version);
+        self.correlation_id.append_option(pdu.correlation_id);
+        self.request_frame.append_option(pdu.request_frame);
+        self.latency_us
+            .append_option(pdu.latency_ns.map(|ns| ns as f64 / 1e3));
+        let size = pdu.tree.buf(0).len();
+        self.size.append_value(size as u32);
+        self.client_id.append_option(client_id(pdu));
+        self.facts(pdu);
+        for d in pdu.tree.diags.iter() {
+            if d.severity == Severity::Error {
+                self.diagnostics.values().append_value(d.code);
+            }
+        }
+        self.diagnostics.append(true);
+        self.rows += 1;
+        self.bytes += 128 + input.len();
+    }
+
+    /// Topics and error codes: the `topic` and `error` fields of the display filters
+    /// (`crate::query`), so that a table and `--filter` agree by construction. Topics once each,
+    /// in order; every non-zero error code (as `stats` counts them).
+    fn facts(&mut self, pdu: &Pdu) {
+        let mut seen: Vec<&[u8]> = Vec::new();
+        let (topics, bytes) = (&mut self.topics, &mut self.bytes);
+        Fact::Topic.values(pdu, |v| {
+            let name: &[u8] = match v {
+                QValue::Str(s) => s,
+                QValue::Text(t) => t.as_bytes(),
+                QValue::Uuid(_) => {
+                    // An id the session could not name: shown as Kafka prints ids.
+                    let id = v.to_string();
+                    topics.values().append_value(&id);
+                    return;
+                }
+                _ => return,
+            };
+            if !seen.contains(&name) {
+                seen.push(name);
+                topics.values().append_value(String::from_utf8_lossy(name));
+                *bytes += name.len();
+            }
+        });
+        self.topics.append(true);
+        let (errors, codes) = (&mut self.errors, &mut self.error_codes);
+        Fact::ErrorCode.values(pdu, |v| {
+            let code = match v {
+                QValue::Error(c) => c,
+                QValue::Int(c) => i16::try_from(c).unwrap_or(i16::MIN),
+                _ => return,
+            };
+            match crate::output::summary::error_name(code) {
+                Some(name) => errors.values().append_value(name),
+                None => errors.values().append_value(Stats::error_label(code)),
+            }
+            codes.values().append_value(code);
+        });
+        self.errors.append(true);
+        self.error_codes.append(true);
+    }
+
+    fn finish(&mut self) -> io::Result<RecordBatch> {
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(self.input.finish()),
+            Arc::new(self.frame.finish()),
+            Arc::new(self.index.finish()),
+            Arc::new(self.time.finish()),
+            Arc::new(self.stream.finish()),
+            Arc::new(self.client.finish()),
+            Arc::new(self.server.finish()),
+            Arc::new(self.direction.finish()),
+            Arc::new(self.api.finish()),
+            Arc::new(self.api_key.finish()),
+            Arc::new(self.api_version.finish()),
+            Arc::new(self.correlation_id.finish()),
+            Arc::new(self.request_frame.finish()),
+            Arc::new(self.latency_us.finish()),
+            Arc::new(self.size.finish()),
+            Arc::new(self.client_id.finish()),
+            Arc::new(self.topics.finish()),
+            Arc::new(self.errors.finish()),
+            Arc::new(self.error_codes.finish()),
+            Arc::new(self.diagnostics.finish()),
+        ];
+        self.rows = 0;
+        self.bytes = 0;
+        RecordBatch::try_new(pdus_schema(), cols).map_err(other)
+    }
+}
+
+/// Rows of the `records` table being gathered.
+pub struct RecordRows {
+    input: StringBuilder,
+    frame: UInt64Builder,
+    file_offset: UInt64Builder,
+    direction: StringBuilder,
+    client: StringBuilder,
+    client_id: StringBuilder,
+    topic: StringBuilder,
+    partition: Int32Builder,
+    offset: Int64Builder,
+    offset_delta: Int64Builder,
+    timestamp: TimestampMillisecondBuilder,
+    timestamp_type: StringBuilder,
+    key: BinaryBuilder,
+    value: BinaryBuilder,
+    headers: ListBuilder<StructBuilder>,
+    producer_id: Int64Builder,
+    producer_epoch: Int16Builder,
+    sequence: Int32Builder,
+    transactional: BooleanBuilder,
+    control: BooleanBuilder,
+    codec: StringBuilder,
+    magic: Int8Builder,
+    crc_ok: BooleanBuilder,
+    rows: usize,
+    bytes: usize,
+}
+
+impl Default for RecordRows {
+    fn default() -> Self {
+        let header = StructBuilder::new(
+            header_fields(),
+            vec![
+                Box::new(StringBuilder::new()) as Box<dyn ArrayBuilder>,
+                Box::new(BinaryBuilder::new()),
+            ],
+        );
+        RecordRows {
+            input: StringBuilder::new(),
+            frame: UInt64Builder::new(),
+            file_offset: UInt64Builder::new(),
+            direction: StringBuilder::new(),
+            client: StringBuilder::new(),
+            client_id: StringBuilder::new(),
+            topic: StringBuilder::new(),
+            partition: Int32Builder::new(),
+            offset: Int64Builder::new(),
+            offset_delta: Int64Builder::new(),
+            timestamp: TimestampMillisecondBuilder::new().with_timezone("UTC"),
+            timestamp_type: StringBuilder::new(),
+            key: BinaryBuilder::new(),
+            value: BinaryBuilder::new(),
+            headers: ListBuilder::new(header),
+            producer_id: Int64Builder::new(),
+            producer_epoch: Int16Builder::new(),
+            sequence: Int32Builder::new(),
+            transactional: BooleanBuilder::new(),
+            control: BooleanBuilder::new(),
+            codec: StringBuilder::new(),
+            magic: Int8Builder::new(),
+            crc_ok: BooleanBuilder::new(),
+            rows: 0,
+            bytes: 0,
+        }
+    }
+}
+
+impl RecordRows {
+    /// Every record of `pdu`.
+    pub fn push_pdu(&mut self, pdu: &Pdu, input: &str) {
+        let _ = each_record(pdu, log_place(input), &mut |r| {
+            self.push(pdu, input, r);
+            Ok(())
+        });
+    }
+
+    fn push(&mut self, pdu: &Pdu, input: &str, r: &Record<'_>) {
+        let o = &pdu.origin;
+        let log = pdu.api_key.is_none() && o.frame.is_none();
+        self.input.append_value(input);
+        self.frame.append_option(o.frame);
+        self.file_offset.append_option(
+            o.stream_offset
+                .filter(|_| log)
+                .map(|s| s + r.batch_at as u64),
+        );
+        self.direction
+            .append_option(pdu.direction.map(|d| d.as_str()));
+        match &o.conn {
+            Some(c) => {
+                let _ = write!(self.client, "{}", c.client);
+                self.client.append_value("");
+            }
+            None => self.client.append_null(),
+        }
+        self.client_id.append_option(client_id(pdu));
+        self.topic.append_option(r.topic);
+        self.partition
+            .append_option(r.partition.and_then(|p| i32::try_from(p).ok()));
+        self.offset.append_option(r.offset);
+        self.offset_delta.append_value(r.offset_delta);
+        self.timestamp.append_option(r.timestamp);
+        self.timestamp_type.append_value(r.timestamp_type);
+        self.key.append_option(r.key);
+        self.value.append_option(r.value);
+        let hs = self.headers.values();
+        for (k, v) in r.headers() {
+            if let Some(b) = hs.field_builder::<StringBuilder>(0) {
+                b.append_value(String::from_utf8_lossy(k));
+            }
+            if let Some(b) = hs.field_builder::<BinaryBuilder>(1) {
+                b.append_option(v);
+            }
+            hs.append(true);
+            self.bytes += k.len() + v.map_or(0, <[u8]>::len);
+        }
+        self.headers.append(true);
+        self.producer_id.append_option(r.producer_id);
+        self.producer_epoch
+            .append_option(r.producer_epoch.and_then(|e| i16::try_from(e).ok()));
+        self.sequence
+            .append_option(r.sequence.and_then(|s| i32::try_from(s).ok()));
+        self.transactional.append_value(r.transactional);
+        self.control.append_value(r.control);
+        self.codec.append_value(r.codec);
+        self.magic.append_value(r.magic);
+        self.crc_ok.append_option(r.crc_ok);
+        self.rows += 1;
+        self.bytes +=
+            96 + input.len() + r.key.map_or(0, <[u8]>::len) + r.value.map_or(0, <[u8]>::len);
+    }
+
+    fn finish(&mut self) -> io::Result<RecordBatch> {
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(self.input.finish()),
+            Arc::new(self.frame.finish()),
+            Arc::new(self.file_offset.finish()),
+            Arc::new(self.direction.finish()),
+            Arc::new(self.client.finish()),
+            Arc::new(self.client_id.finish()),
+            Arc::new(self.topic.finish()),
+            Arc::new(self.partition.finish()),
+            Arc::new(self.offset.finish()),
+            Arc::new(self.offset_delta.finish()),
+            Arc::new(self.timestamp.finish()),
+            Arc::new(self.timestamp_type.finish()),
+            Arc::new(self.key.finish()),
+            Arc::new(self.value.finish()),
+            Arc::new(self.headers.finish()),
+            Arc::new(self.producer_id.finish()),
+            Arc::new(self.producer_epoch.finish()),
+            Arc::new(self.sequence.finish()),
+            Arc::new(self.transactional.finish()),
+            Arc::new(self.control.finish()),
+            Arc::new(self.codec.finish()),
+            Arc::new(self.magic.finish()),
+            Arc::new(self.crc_ok.finish()),
+        ];
+        self.rows = 0;
+        self.bytes = 0;
+        RecordBatch::try_new(records_schema(), cols).map_err(other)
+    }
+}
+
+/// The rows one side gathers: both tables' (those written).
+#[derive(Default)]
+pub struct Rows {
+    pdus: Option<Box<PduRows>>,
+    records: Option<Box<RecordRows>>,
+    /// The input being read (named in every row).
+    pub(super) input: String,
+}
+
+impl Rows {
+    pub(super) fn new(tables: Tables) -> Rows {
+        Rows {
+            pdus: tables.pdus.then(Box::default),
+            records: tables.records.then(Box::default),
+            input: String::new(),
+        }
+    }
+
+    pub(super) fn push(&mut self, pdu: &Pdu, input: Option<&str>) {
+        if let Some(i) = input.filter(|i| *i != self.input) {
+            i.clone_into(&mut self.input);
+        }
+        if let Some(p) = &mut self.pdus {
+            p.push(pdu, &self.input);
+        }
+        if let Some(r) = &mut self.records {
+            r.push_pdu(pdu, &self.input);
+        }
+    }
+
+    pub(super) fn full(&self) -> bool {
+        let p = self
+            .pdus
+            .as_ref()
+            .is_some_and(|p| p.rows >= BATCH_ROWS || p.bytes >= BATCH_BYTES);
+        let r = self
+            .records
+            .as_ref()
+            .is_some_and(|r| r.rows >= BATCH_ROWS || r.bytes >= BATCH_BYTES);
+        p || r
+    }
+}
+
+impl Sink for Rows {
+    fn pdu(&mut self, pdu: &Pdu, input: Option<&str>) -> io::Result<()> {
+        self.push(pdu, input);
+        Ok(())
+    }
+
+    fn note(&mut self, _: &Origin, _: &Diagnostic, _: Option<&str>) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Half for Rows {
+    fn end_batch(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The rows gathered so far, as batches (nothing for a table without rows).
+pub(super) fn take(rows: &mut Rows) -> io::Result<Pending> {
+    let p = match &mut rows.pdus {
+        Some(p) if p.rows > 0 => Some(p.finish()?),
+        _ => None,
+    };
+    let r = match &mut rows.records {
+        Some(r) if r.rows > 0 => Some(r.finish()?),
+        _ => None,
+    };
+    Ok((p, r))
+}

@@ -1,0 +1,575 @@
+//! The records printer: a kcat-style line [`Template`], or one JSON object per record; a sink
+//! ([`RecordPrinter`]) that splits over two threads as the PDU printer does.
+
+use super::{each_record, log_place, Record};
+use crate::diag::Diagnostic;
+use crate::engine::parallel::{Shared, Turn};
+use crate::engine::{Half, InputInfo, Sink, Split};
+use crate::output::json::{write_base64, write_int, write_str};
+use crate::pdu::{Origin, Pdu};
+use crate::wire::tree::Value;
+use std::io::{self, Write};
+use std::sync::Arc;
+
+/// The record views: one line per record (a template), or JSON Lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordsFormat {
+    Line,
+    Jsonl,
+}
+
+impl crate::choice::Choice for RecordsFormat {
+    const CHOICES: &'static [(&'static str, &'static str, Self)] = &[
+        (
+            "line",
+            "One line per record (see --template)",
+            RecordsFormat::Line,
+        ),
+        ("jsonl", "One JSON object per record", RecordsFormat::Jsonl),
+    ];
+}
+
+/// One piece of a line template.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Piece {
+    Lit(Vec<u8>),
+    Code(u8),
+}
+
+/// A kcat-style line template (`%t %p %o %k %s`), parsed once.
+///
+/// Codes (kcat's letters where kcat has them): `%t` topic, `%p` partition, `%o` offset (`?`
+/// in a Produce request: not assigned yet), `%O` offset delta in the batch, `%k` key, `%s`
+/// value, `%K` key length, `%S` value length (-1 when null), `%T` timestamp (ms since the
+/// epoch), `%y` timestamp type, `%h` headers (`key=value,…`), `%f` where (frame number, `#N`
+/// for a frame on its own, `FILE:OFFSET` of the batch in a log file), `%d` direction, `%c`
+/// client id, `%a` client address, `%i` producer id, `%e` producer epoch, `%q` sequence, `%x`
+/// flags (`txn`, `control`, or `-`), `%z` codec, `%C` batch CRC (`ok`, `BAD`, `-`), `%m` magic,
+/// `%%` a percent sign; escapes `\n`, `\t`, `\r`, `\\`.
+#[derive(Clone, Debug)]
+pub struct Template {
+    pieces: Vec<Piece>,
+}
+
+/// The line shown without `--template`.
+pub const DEFAULT_TEMPLATE: &str = "%f %d %t/%p@%o %T key=%k value=%s";
+
+const CODES: &[u8] = b"tpoOksKSTyhfdcaieqxzCm";
+
+impl Template {
+    /// Parses a template; an unknown `%` code or a `%` at the end is an error naming its column.
+    pub fn parse(s: &str) -> Result<Template, String> {
+        let mut pieces = Vec::new();
+        let mut lit = Vec::new();
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            match (b[i], b.get(i + 1).copied()) {
+                (b'%', Some(b'%')) => lit.push(b'%'),
+                (b'%', Some(c)) if CODES.contains(&c) => {
+                    if !lit.is_empty() {
+                        pieces.push(Piece::Lit(std::mem::take(&mut lit)));
+                    }
+                    pieces.push(Piece::Code(c));
+                }
+                (b'%', c) => {
+                    let got = c.map_or("the end".to_string(), |c| format!("%{}", c as char));
+                    return Err(format!(
+                        "column {}: {got} is no template code (known: %t %p %o %O %k %s %K %S %T %y %h %f %d %c %a %i %e %q %x %z %C %m %%)",
+                        i + 1
+                    ));
+                }
+                (b'\\', Some(e @ (b'n' | b't' | b'r' | b'\\'))) => lit.push(match e {
+                    b'n' => b'\n',
+                    b't' => b'\t',
+                    b'r' => b'\r',
+                    _ => b'\\',
+                }),
+                (c, _) => {
+                    lit.push(c);
+                    i += 1;
+                    continue;
+                }
+            }
+            i += 2;
+        }
+        if !lit.is_empty() {
+            pieces.push(Piece::Lit(lit));
+        }
+        Ok(Template { pieces })
+    }
+
+    fn ends_with_newline(&self) -> bool {
+        matches!(self.pieces.last(), Some(Piece::Lit(l)) if l.ends_with(b"\n"))
+    }
+}
+
+/// Options of the records printer.
+#[derive(Clone, Debug)]
+pub struct RecordOptions {
+    pub format: RecordsFormat,
+    /// `None`: [`DEFAULT_TEMPLATE`], with ` headers=…` when a record has headers.
+    pub template: Option<Template>,
+}
+
+/// Prints every record of every PDU it is handed; a sink.
+pub struct RecordPrinter<W: Write> {
+    w: W,
+    format: RecordsFormat,
+    template: Arc<Template>,
+    /// No `--template`: headers are added when present.
+    default: bool,
+    /// The input being read (log files: the records' file), from `begin_input`.
+    input: String,
+    pub records: u64,
+    /// The capture notes and log findings met (they are not records), as
+    /// `INPUT: [code] message` lines, the first [`MAX_NOTES`]; the rest are counted.
+    pub notes: Vec<String>,
+    pub notes_dropped: u64,
+}
+
+/// Notes a [`RecordPrinter`] keeps for its caller to report.
+pub const MAX_NOTES: usize = 1000;
+
+impl<W: Write> RecordPrinter<W> {
+    pub fn new(w: W, o: RecordOptions) -> RecordPrinter<W> {
+        let default = o.template.is_none();
+        let template = o.template.unwrap_or_else(|| {
+            Template::parse(DEFAULT_TEMPLATE).unwrap_or(Template { pieces: Vec::new() })
+        });
+        RecordPrinter {
+            w,
+            format: o.format,
+            template: Arc::new(template),
+            default,
+            input: String::new(),
+            records: 0,
+            notes: Vec::new(),
+            notes_dropped: 0,
+        }
+    }
+
+    fn with(&self, w: W) -> RecordPrinter<W> {
+        RecordPrinter {
+            w,
+            format: self.format,
+            template: Arc::clone(&self.template),
+            default: self.default,
+            input: self.input.clone(),
+            records: 0,
+            notes: Vec::new(),
+            notes_dropped: 0,
+        }
+    }
+
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.w
+    }
+
+    fn record(&mut self, pdu: &Pdu, input: &str, r: &Record<'_>) -> io::Result<()> {
+        self.records += 1;
+        match self.format {
+            RecordsFormat::Jsonl => write_json(&mut self.w, pdu, input, r),
+            RecordsFormat::Line => {
+                let w = &mut self.w;
+                for p in &self.template.pieces {
+                    match p {
+                        Piece::Lit(l) => w.write_all(l)?,
+                        Piece::Code(c) => write_code(w, *c, pdu, input, r)?,
+                    }
+                }
+                if self.default && r.header_count() > 0 {
+                    w.write_all(b" headers=")?;
+                    write_code(w, b'h', pdu, input, r)?;
+                }
+                if self.default || !self.template.ends_with_newline() {
+                    w.write_all(b"\n")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl<W: Write> Sink for RecordPrinter<W> {
+    fn begin_input(&mut self, input: &InputInfo<'_>) -> io::Result<()> {
+        input.name.clone_into(&mut self.input);
+        Ok(())
+    }
+
+    fn pdu(&mut self, pdu: &Pdu, input: Option<&str>) -> io::Result<()> {
+        // `input` names the file when several were read (each segment of a log folder); it is
+        // borrowed from the engine, so the name is copied only when it changes.
+        if let Some(i) = input {
+            if i != self.input {
+                i.clone_into(&mut self.input);
+            }
+        }
+        let name = std::mem::take(&mut self.input);
+        let r = each_record(pdu, log_place(&name), &mut |r| self.record(pdu, &name, r));
+        self.input = name;
+        r
+    }
+
+    fn note(&mut self, origin: &Origin, d: &Diagnostic, input: Option<&str>) -> io::Result<()> {
+        if self.notes.len() >= MAX_NOTES {
+            self.notes_dropped += 1;
+            return Ok(());
+        }
+        let name = input.unwrap_or(&self.input);
+        let at = match (origin.frame, origin.stream_offset) {
+            (Some(f), _) => format!(" frame {f}"),
+            (None, Some(o)) => format!(":{o}"),
+            _ => String::new(),
+        };
+        let sev = d.severity.as_str();
+        self.notes
+            .push(format!("{name}{at}: {sev} [{}] {}", d.code, d.message));
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}
+
+/// On two threads the worker's half prints the records of its batches into its own buffer and
+/// writes them in its turn, as [`super::Printer`] does.
+impl Split for RecordPrinter<Shared> {
+    type Half = RecordPrinter<Shared>;
+
+    fn fork(&mut self, turn: &Arc<Turn>) -> Option<RecordPrinter<Shared>> {
+        let w = self.w.worker_side().ok()?;
+        self.w.set_turn(Arc::clone(turn));
+        Some(self.with(w))
+    }
+
+    fn hand_over(&mut self, half: &mut RecordPrinter<Shared>) -> io::Result<()> {
+        half.input.clone_from(&self.input);
+        self.w.write_held()
+    }
+
+    fn take_back(&mut self, half: &mut RecordPrinter<Shared>) -> io::Result<()> {
+        self.records += std::mem::take(&mut half.records);
+        Ok(())
+    }
+}
+
+impl Half for RecordPrinter<Shared> {
+    fn end_batch(&mut self) -> io::Result<()> {
+        self.w.write_held()
+    }
+}
+
+/// Data in a line: text with control characters escaped, `0x…` hex when not UTF-8, `NULL`.
+fn write_data<W: Write + ?Sized>(w: &mut W, d: Option<&[u8]>) -> io::Result<()> {
+    let Some(b) = d else {
+        return w.write_all(b"NULL");
+    };
+    match std::str::from_utf8(b) {
+        Ok(_) => {
+            let mut run = 0;
+            for (i, &c) in b.iter().enumerate() {
+                let esc: &[u8] = match c {
+                    b'\n' => b"\\n",
+                    b'\t' => b"\\t",
+                    b'\r' => b"\\r",
+                    b'\\' => b"\\\\",
+                    0..=0x1f | 0x7f => b"",
+                    _ => continue,
+                };
+                w.write_all(&b[run..i])?;
+                if esc.is_empty() {
+                    write!(w, "\\x{c:02x}")?;
+                } else {
+                    w.write_all(esc)?;
+                }
+                run = i + 1;
+            }
+            w.write_all(&b[run..])
+        }
+        Err(_) => {
+            w.write_all(b"0x")?;
+            write_hex(w, b)
+        }
+    }
+}
+
+fn write_hex<W: Write + ?Sized>(w: &mut W, b: &[u8]) -> io::Result<()> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 512];
+    for chunk in b.chunks(256) {
+        for (i, &c) in chunk.iter().enumerate() {
+            buf[2 * i] = HEX[(c >> 4) as usize];
+            buf[2 * i + 1] = HEX[(c & 15) as usize];
+        }
+        w.write_all(&buf[..2 * chunk.len()])?;
+    }
+    Ok(())
+}
+
+fn write_opt<W: Write + ?Sized>(w: &mut W, v: Option<i64>) -> io::Result<()> {
+    match v {
+        Some(v) => write_int(w, v),
+        None => w.write_all(b"-"),
+    }
+}
+
+/// The client id in the request header, or the one the capture gave a response (its
+/// request's); `None` for a log file.
+fn client_id(pdu: &Pdu) -> Option<&[u8]> {
+    if let Some(c) = &pdu.origin.client_id {
+        return Some(c.as_bytes());
+    }
+    let t = &pdu.tree;
+    let h = t.nodes.first().and_then(|_| t.child(0, "header"))?;
+    let n = t.node(t.child(h, "ClientId")?);
+    match n.value {
+        Value::Str(s) => Some(t.bytes(n.buf, s)),
+        _ => None,
+    }
+}
+
+/// The client's address: the connection's client side.
+fn client_addr(pdu: &Pdu) -> Option<std::net::SocketAddr> {
+    pdu.origin.conn.as_ref().map(|c| c.client)
+}
+
+fn write_where<W: Write + ?Sized>(
+    w: &mut W,
+    pdu: &Pdu,
+    input: &str,
+    r: &Record<'_>,
+) -> io::Result<()> {
+    match (pdu.origin.frame, pdu.api_key, pdu.origin.stream_offset) {
+        (Some(f), _, _) => write_int(w, f as i64),
+        (None, None, Some(at)) => {
+            let file = std::path::Path::new(input)
+                .file_name()
+                .and_then(|f| f.to_str())
+                .unwrap_or(input);
+            w.write_all(file.as_bytes())?;
+            w.write_all(b":")?;
+            write_int(w, (at + r.batch_at as u64) as i64)
+        }
+        _ => {
+            w.write_all(b"#")?;
+            write_int(w, pdu.origin.index as i64)
+        }
+    }
+}
+
+fn write_code<W: Write + ?Sized>(
+    w: &mut W,
+    c: u8,
+    pdu: &Pdu,
+    input: &str,
+    r: &Record<'_>,
+) -> io::Result<()> {
+    match c {
+        b't' => write_data(w, r.topic.map(str::as_bytes).or(Some(b"?"))),
+        b'p' => write_opt(w, r.partition),
+        b'o' => match r.offset {
+            Some(o) => write_int(w, o),
+            None => w.write_all(b"?"),
+        },
+        b'O' => write_int(w, r.offset_delta),
+        b'k' => write_data(w, r.key),
+        b's' => write_data(w, r.value),
+        b'K' => write_int(w, r.key.map_or(-1, |k| k.len() as i64)),
+        b'S' => write_int(w, r.value.map_or(-1, |v| v.len() as i64)),
+        b'T' => write_opt(w, r.timestamp),
+        b'y' => w.write_all(r.timestamp_type.as_bytes()),
+        b'h' => {
+            for (i, (k, v)) in r.headers().enumerate() {
+                if i > 0 {
+                    w.write_all(b",")?;
+                }
+                write_data(w, Some(k))?;
+                w.write_all(b"=")?;
+                write_data(w, v)?;
+            }
+            Ok(())
+        }
+        b'f' => write_where(w, pdu, input, r),
+        b'd' => w.write_all(match pdu.direction {
+            Some(d) => d.as_str().as_bytes(),
+            None => b"log",
+        }),
+        b'c' => write_data(w, Some(client_id(pdu).unwrap_or(b"-"))),
+        b'a' => match client_addr(pdu) {
+            Some(a) => write!(w, "{a}"),
+            None => w.write_all(b"-"),
+        },
+        b'i' => write_opt(w, r.producer_id),
+        b'e' => write_opt(w, r.producer_epoch),
+        b'q' => write_opt(w, r.sequence),
+        b'x' => w.write_all(match (r.transactional, r.control) {
+            (true, true) => b"txn,control",
+            (true, false) => b"txn",
+            (false, true) => b"control",
+            (false, false) => b"-",
+        }),
+        b'z' => w.write_all(r.codec.as_bytes()),
+        b'C' => w.write_all(match r.crc_ok {
+            Some(true) => b"ok",
+            Some(false) => b"BAD",
+            None => b"-",
+        }),
+        b'm' => write_int(w, r.magic as i64),
+        _ => Ok(()),
+    }
+}
+
+/// Data in JSON: `{"text":…}`, `{"base64":…}` or `null`.
+fn write_json_data<W: Write + ?Sized>(w: &mut W, d: Option<&[u8]>) -> io::Result<()> {
+    match d {
+        None => w.write_all(b"null"),
+        Some(b) => match std::str::from_utf8(b) {
+            Ok(s) => {
+                w.write_all(b"{\"text\":")?;
+                write_str(w, s)?;
+                w.write_all(b"}")
+            }
+            Err(_) => {
+                w.write_all(b"{\"base64\":")?;
+                write_base64(w, b)?;
+                w.write_all(b"}")
+            }
+        },
+    }
+}
+
+fn write_json_opt<W: Write + ?Sized>(w: &mut W, v: Option<i64>) -> io::Result<()> {
+    match v {
+        Some(v) => write_int(w, v),
+        None => w.write_all(b"null"),
+    }
+}
+
+/// One record as a JSON object (keys documented in the README's records section).
+fn write_json<W: Write + ?Sized>(
+    w: &mut W,
+    pdu: &Pdu,
+    input: &str,
+    r: &Record<'_>,
+) -> io::Result<()> {
+    let log = pdu.api_key.is_none() && pdu.origin.frame.is_none();
+    w.write_all(b"{\"input\":")?;
+    write_str(w, input)?;
+    w.write_all(b",\"frame\":")?;
+    write_json_opt(w, pdu.origin.frame.map(|f| f as i64))?;
+    if log {
+        w.write_all(b",\"file_offset\":")?;
+        let at = pdu
+            .origin
+            .stream_offset
+            .map(|s| (s + r.batch_at as u64) as i64);
+        write_json_opt(w, at)?;
+    }
+    w.write_all(b",\"direction\":")?;
+    match pdu.direction {
+        Some(d) => write_str(w, d.as_str())?,
+        None => w.write_all(b"null")?,
+    }
+    w.write_all(b",\"client\":")?;
+    match client_addr(pdu) {
+        Some(a) => write!(w, "\"{a}\"")?,
+        None => w.write_all(b"null")?,
+    }
+    w.write_all(b",\"client_id\":")?;
+    match client_id(pdu).map(String::from_utf8_lossy) {
+        Some(c) => write_str(w, &c)?,
+        None => w.write_all(b"null")?,
+    }
+    w.write_all(b",\"topic\":")?;
+    match r.topic {
+        Some(t) => write_str(w, t)?,
+        None => w.write_all(b"null")?,
+    }
+    w.write_all(b",\"partition\":")?;
+    write_json_opt(w, r.partition)?;
+    w.write_all(b",\"offset\":")?;
+    write_json_opt(w, r.offset)?;
+    w.write_all(b",\"offset_delta\":")?;
+    write_int(w, r.offset_delta)?;
+    w.write_all(b",\"timestamp\":")?;
+    write_json_opt(w, r.timestamp)?;
+    w.write_all(b",\"timestamp_type\":")?;
+    write_str(w, r.timestamp_type)?;
+    w.write_all(b",\"key\":")?;
+    write_json_data(w, r.key)?;
+    w.write_all(b",\"value\":")?;
+    write_json_data(w, r.value)?;
+    w.write_all(b",\"headers\":[")?;
+    for (i, (k, v)) in r.headers().enumerate() {
+        w.write_all(if i == 0 { b"{\"key\":" } else { b",{\"key\":" })?;
+        write_str(w, &String::from_utf8_lossy(k))?;
+        w.write_all(b",\"value\":")?;
+        write_json_data(w, v)?;
+        w.write_all(b"}")?;
+    }
+    w.write_all(b"],\"producer_id\":")?;
+    write_json_opt(w, r.producer_id)?;
+    w.write_all(b",\"producer_epoch\":")?;
+    write_json_opt(w, r.producer_epoch)?;
+    w.write_all(b",\"sequence\":")?;
+    write_json_opt(w, r.sequence)?;
+    write!(
+        w,
+        ",\"transactional\":{},\"control\":{},\"codec\":\"{}\",\"magic\":{},\"crc_ok\":",
+        r.transactional, r.control, r.codec, r.magic
+    )?;
+    match r.crc_ok {
+        Some(ok) => write!(w, "{ok}")?,
+        None => w.write_all(b"null")?,
+    }
+    w.write_all(b"}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_parse_codes_and_escapes() {
+        let t = Template::parse("%t\\t%p%%\\n").unwrap();
+        assert_eq!(
+            t.pieces,
+            vec![
+                Piece::Code(b't'),
+                Piece::Lit(b"\t".to_vec()),
+                Piece::Code(b'p'),
+                Piece::Lit(b"%\n".to_vec())
+            ]
+        );
+        assert!(t.ends_with_newline());
+        let e = Template::parse("ab %w").unwrap_err();
+        assert!(e.starts_with("column 4: %w"), "{e}");
+        assert!(Template::parse("%").unwrap_err().contains("the end"));
+    }
+
+    #[test]
+    fn line_data_stays_on_one_line() {
+        let mut out = Vec::new();
+        write_data(&mut out, Some(b"a\nb\x01")).unwrap();
+        out.push(b' ');
+        write_data(&mut out, Some(&[0xff, 0x00])).unwrap();
+        out.push(b' ');
+        write_data(&mut out, None).unwrap();
+        assert_eq!(out, b"a\\nb\\x01 0xff00 NULL");
+    }
+
+    #[test]
+    fn log_folders_name_topic_and_partition() {
+        assert_eq!(
+            log_place("d/orders-3/00000000000000000000.log"),
+            (Some("orders"), Some(3))
+        );
+        assert_eq!(
+            log_place("__consumer_offsets-12/x.log"),
+            (Some("__consumer_offsets"), Some(12))
+        );
+        assert_eq!(log_place("x.log"), (None, None));
+    }
+}

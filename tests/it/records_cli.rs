@@ -1,0 +1,340 @@
+//! `kinspect records`: one line or JSON object per record, checked against independent sources:
+//! tshark's decode of the same frames (tests/fixtures/records/tshark-records.tsv) for the
+//! bundled captures, and, for log folders, segments whose batches kafka-protocol's
+//! `RecordBatchEncoder` wrote (with kinspect's own encoder for a second segment) and whose
+//! indexes the test writes by Kafka's rules.
+
+use crate::common::{self, kinspect, stdout};
+use base64::Engine as _;
+use bytes::BytesMut;
+use indexmap::IndexMap;
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
+use serde_json::Value as J;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn jsonl(args: &[&str]) -> (Vec<J>, String, i32) {
+    let o = kinspect(args);
+    let out = stdout(&o);
+    let rows = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    (
+        rows,
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.code().unwrap_or(-1),
+    )
+}
+
+/// A key or value in the fixture's form: lowercase hex, empty for null (tshark shows null as
+/// empty).
+fn hex_of(v: &J) -> String {
+    let bytes = match v {
+        J::Null => Vec::new(),
+        J::Object(o) => match (o.get("text"), o.get("base64")) {
+            (Some(J::String(t)), _) => t.as_bytes().to_vec(),
+            (_, Some(J::String(b))) => base64::engine::general_purpose::STANDARD.decode(b).unwrap(),
+            _ => panic!("{v}"),
+        },
+        _ => panic!("{v}"),
+    };
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn fixture_hex(s: &str) -> String {
+    if s == "-" {
+        String::new()
+    } else {
+        s.to_string()
+    }
+}
+
+#[test]
+fn records_of_the_bundled_captures_are_the_ones_tshark_decoded() {
+    let oracle =
+        std::fs::read_to_string(common::repo().join("tests/fixtures/records/tshark-records.tsv"))
+            .unwrap();
+    // (capture, frame) → [(offset, key, value, headers)] as tshark decoded them.
+    let mut want: BTreeMap<(String, u64), Vec<[String; 4]>> = BTreeMap::new();
+    for line in oracle.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let base: i64 = f[2].parse().unwrap();
+        let off: i64 = f[5].parse().unwrap();
+        want.entry((f[0].to_string(), f[1].parse().unwrap()))
+            .or_default()
+            .push([
+                (off - base).to_string(),
+                fixture_hex(f[6]),
+                fixture_hex(f[7]),
+                f.get(8).unwrap_or(&"").to_string(),
+            ]);
+    }
+    let captures: std::collections::BTreeSet<&String> = want.keys().map(|(c, _)| c).collect();
+    let mut compared = 0;
+    for cap in captures {
+        let path = format!("captures/{cap}.pcap");
+        let (rows, err, code) = jsonl(&["records", "-f", "jsonl", &path]);
+        assert_eq!(code, 0, "{cap}: {err}");
+        let mut got: BTreeMap<u64, Vec<[String; 4]>> = BTreeMap::new();
+        for r in &rows {
+            assert_eq!(r["crc_ok"], J::Bool(true), "{cap}: {r}");
+            // A Produce request's records have no offset yet: only their delta.
+            match r["direction"].as_str() {
+                Some("request") => assert_eq!(r["offset"], J::Null, "{r}"),
+                _ => assert!(r["offset"].is_i64(), "{r}"),
+            }
+            let heads: Vec<String> = r["headers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| format!("{}={}", h["key"].as_str().unwrap(), hex_of(&h["value"])))
+                .collect();
+            got.entry(r["frame"].as_u64().unwrap()).or_default().push([
+                r["offset_delta"].to_string(),
+                hex_of(&r["key"]),
+                hex_of(&r["value"]),
+                heads.join(";"),
+            ]);
+        }
+        for ((c, frame), rows) in want.iter().filter(|((c, _), _)| c == cap) {
+            let mine = got.get(frame).cloned().unwrap_or_default();
+            // The fixture's offsets are absolute; a fetched batch's delta is offset - base.
+            assert_eq!(&mine, rows, "{c} frame {frame}");
+            compared += rows.len();
+        }
+    }
+    assert_eq!(compared, oracle.lines().count() - 1);
+}
+
+#[test]
+fn a_template_prints_kcat_style_lines() {
+    let (rows, _, _) = jsonl(&["records", "-f", "jsonl", "captures/mock-kcat-none.pcap"]);
+    let o = kinspect(&[
+        "records",
+        "--template",
+        "%t|%p|%o|%O|%k|%s|%K|%S|%T|%d|%z|%C\\n",
+        "captures/mock-kcat-none.pcap",
+    ]);
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), rows.len());
+    assert!(!rows.is_empty());
+    for (l, r) in lines.iter().zip(&rows) {
+        let f: Vec<&str> = l.split('|').collect();
+        assert_eq!(f[0], r["topic"].as_str().unwrap(), "{l}");
+        assert_eq!(f[1], r["partition"].to_string(), "{l}");
+        match &r["offset"] {
+            J::Null => assert_eq!(f[2], "?"),
+            o => assert_eq!(f[2], o.to_string()),
+        }
+        assert_eq!(f[3], r["offset_delta"].to_string());
+        let text_of = |v: &J| match v {
+            J::Null => "NULL".to_string(),
+            v => v["text"].as_str().unwrap().to_string(),
+        };
+        assert_eq!(f[4], text_of(&r["key"]));
+        assert_eq!(f[5], text_of(&r["value"]));
+        assert_eq!(f[8], r["timestamp"].to_string());
+        assert_eq!(f[9], r["direction"].as_str().unwrap());
+        assert_eq!(f[11], "ok");
+    }
+    let bad = kinspect(&["records", "--template", "%t %w", "x"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("column 4: %w"));
+}
+
+fn rec(offset: i64, key: &str, value: &str) -> Record {
+    Record {
+        transactional: false,
+        control: false,
+        delete_horizon: false,
+        partition_leader_epoch: 3,
+        producer_id: 7000,
+        producer_epoch: 2,
+        timestamp_type: TimestampType::Creation,
+        offset,
+        sequence: offset as i32,
+        timestamp: 1_767_225_600_000 + offset * 10,
+        key: Some(bytes::Bytes::copy_from_slice(key.as_bytes())),
+        value: Some(bytes::Bytes::copy_from_slice(value.as_bytes())),
+        headers: IndexMap::new(),
+    }
+}
+
+/// A batch written by kafka-protocol (an independent encoder).
+fn kp_batch(records: &[Record]) -> Vec<u8> {
+    let mut buf = BytesMut::new();
+    let opts = RecordEncodeOptions {
+        version: 2,
+        compression: Compression::None,
+    };
+    RecordBatchEncoder::encode(&mut buf, records, &opts).unwrap();
+    buf.to_vec()
+}
+
+/// A batch written by kinspect's encoder from its JSON form (lengths and CRC computed).
+fn our_batch(base: i64, keys: &[&str]) -> Vec<u8> {
+    let records: Vec<J> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            serde_json::json!({"Attributes": 0, "TimestampDelta": i as i64 * 10, "OffsetDelta": i,
+                "Key": {"text": k}, "Value": {"text": format!("value of {k}")},
+                "Headers": [{"Key": "h", "Value": {"text": "1"}}]})
+        })
+        .collect();
+    let n = keys.len() as i64;
+    let batch = serde_json::json!({"BaseOffset": base, "PartitionLeaderEpoch": 3, "Magic": 2,
+        "Attributes": {"Compression": "none", "TimestampType": "CreateTime", "IsTransactional": false,
+                       "IsControlBatch": false, "HasDeleteHorizonMs": false},
+        "LastOffsetDelta": n - 1, "BaseTimestamp": 1_767_225_600_000i64 + base * 10,
+        "MaxTimestamp": 1_767_225_600_000i64 + (base + n - 1) * 10,
+        "ProducerId": -1, "ProducerEpoch": -1, "BaseSequence": -1, "Records": records});
+    let mut out = Vec::new();
+    kinspect::records::encode::encode_records(&[batch], &mut out, "batches").unwrap();
+    out
+}
+
+/// Writes a segment of `batches` (with their first offsets) and its indexes by Kafka's rules:
+/// an offset-index entry (last offset, position) and a time-index entry (max timestamp, last
+/// offset) per batch.
+fn segment(dir: &Path, base: i64, batches: &[(i64, i64, i64, Vec<u8>)]) -> PathBuf {
+    let seg = dir.join(format!("{base:020}.log"));
+    let (mut log, mut idx, mut tix) = (Vec::new(), Vec::new(), Vec::new());
+    for (_, last, max_ts, b) in batches {
+        idx.extend_from_slice(&((last - base) as i32).to_be_bytes());
+        idx.extend_from_slice(&(log.len() as i32).to_be_bytes());
+        tix.extend_from_slice(&max_ts.to_be_bytes());
+        tix.extend_from_slice(&((last - base) as i32).to_be_bytes());
+        log.extend_from_slice(b);
+    }
+    // The active segment's indexes are preallocated with zeros.
+    idx.extend_from_slice(&[0; 16]);
+    std::fs::write(&seg, log).unwrap();
+    std::fs::write(seg.with_extension("index"), idx).unwrap();
+    std::fs::write(seg.with_extension("timeindex"), tix).unwrap();
+    seg
+}
+
+fn partition_folder(name: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("kinspect-records-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = root.join("orders-3");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ts = |o: i64| 1_767_225_600_000 + o * 10;
+    let b0: Vec<Record> = (0..3).map(|o| rec(o, &format!("k{o}"), "v")).collect();
+    let b1: Vec<Record> = (3..5).map(|o| rec(o, &format!("k{o}"), "v")).collect();
+    segment(
+        &dir,
+        0,
+        &[(0, 2, ts(2), kp_batch(&b0)), (3, 4, ts(4), kp_batch(&b1))],
+    );
+    segment(
+        &dir,
+        5,
+        &[
+            (5, 6, ts(6), our_batch(5, &["k5", "k6"])),
+            (7, 9, ts(9), our_batch(7, &["k7", "k8", "k9"])),
+        ],
+    );
+    dir
+}
+
+#[test]
+fn a_partition_folder_reads_in_offset_order_with_its_indexes_checked() {
+    let dir = partition_folder("ok");
+    let d = dir.to_str().unwrap();
+    let (rows, err, code) = jsonl(&["records", "-f", "jsonl", d]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "{err}");
+    let offsets: Vec<i64> = rows.iter().map(|r| r["offset"].as_i64().unwrap()).collect();
+    assert_eq!(offsets, (0..10).collect::<Vec<_>>());
+    let keys: Vec<String> = rows
+        .iter()
+        .map(|r| r["key"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(keys, (0..10).map(|o| format!("k{o}")).collect::<Vec<_>>());
+    for r in &rows {
+        assert_eq!(r["topic"], "orders");
+        assert_eq!(r["partition"], 3);
+        assert_eq!(r["crc_ok"], true);
+        assert_eq!(r["direction"], J::Null);
+        assert!(r["input"].as_str().unwrap().ends_with(".log"), "{r}");
+    }
+    // kafka-protocol's batches carry the producer's id and sequence.
+    assert_eq!(rows[1]["producer_id"], 7000);
+    assert_eq!(rows[1]["sequence"], 1);
+    assert_eq!(rows[5]["headers"][0]["key"], "h");
+    // The second segment's first batch is at file offset 0 of its own file.
+    assert_eq!(rows[5]["file_offset"], 0);
+    assert!(rows[5]["input"]
+        .as_str()
+        .unwrap()
+        .ends_with("00000000000000000005.log"));
+    let o = kinspect(&["records", "--template", "%f %o %k", d]);
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("00000000000000000000.log:0 0 k0\n"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(dir.parent().unwrap());
+}
+
+#[test]
+fn wrong_index_entries_are_reported_at_their_file_offset() {
+    let dir = partition_folder("bad");
+    let seg = dir.join("00000000000000000000.log");
+    // Entry 1 of the offset index: a position inside the first batch.
+    let mut idx = std::fs::read(seg.with_extension("index")).unwrap();
+    idx[12..16].copy_from_slice(&10i32.to_be_bytes());
+    std::fs::write(seg.with_extension("index"), idx).unwrap();
+    // Entry 0 of the time index: a timestamp the batch does not have.
+    let mut tix = std::fs::read(seg.with_extension("timeindex")).unwrap();
+    tix[..8].copy_from_slice(&42i64.to_be_bytes());
+    std::fs::write(seg.with_extension("timeindex"), tix).unwrap();
+    let d = dir.to_str().unwrap();
+    let (_, err, code) = jsonl(&["records", "-f", "jsonl", d]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("00000000000000000000.index:8: entry 1 (offset 4) points at position 10"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[timeindex-timestamp-mismatch] 00000000000000000000.timeindex:0: entry 0 says timestamp 42"),
+        "{err}"
+    );
+    // decode shows them as notes placed in the index file.
+    let (rows, _, code) = jsonl(&["decode", "-f", "jsonl", d]);
+    assert_eq!(code, 1);
+    let notes: Vec<(&str, u64)> = rows
+        .iter()
+        .filter_map(|r| Some((r["note"].as_str()?, r["stream_offset"].as_u64()?)))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            ("timeindex-timestamp-mismatch", 0),
+            ("index-not-at-batch", 8)
+        ]
+    );
+    let _ = std::fs::remove_dir_all(dir.parent().unwrap());
+}
+
+#[test]
+fn display_filters_choose_the_pdus_records_come_from() {
+    let cap = "captures/mock-confluent-group.pcap";
+    let (all, _, _) = jsonl(&["records", "-f", "jsonl", cap]);
+    let (fetched, err, code) = jsonl(&["records", "-f", "jsonl", "-Y", "api == Fetch", cap]);
+    assert_eq!(code, 0, "{err}");
+    let want: Vec<&J> = all
+        .iter()
+        .filter(|r| r["direction"] == "response")
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(fetched.iter().collect::<Vec<_>>(), want);
+    let bad = kinspect(&["records", "-Y", "api ==", cap]);
+    assert_eq!(bad.status.code(), Some(2));
+}
