@@ -62,14 +62,14 @@ impl crate::choice::Choice for Format {
             Format::Summary,
         ),
         (
-            "parquet",
-            "Parquet tables `pdus` and `records` to -o PATH (for DuckDB, pandas, Spark)",
-            Format::Parquet,
-        ),
-        (
             "fields",
             "Chosen fields (-e FIELD...), tab-separated, as tshark's -T fields",
             Format::Fields,
+        ),
+        (
+            "parquet",
+            "Parquet tables `pdus` and `records` to -o PATH (for DuckDB, pandas, Spark)",
+            Format::Parquet,
         ),
     ];
 }
