@@ -55,3 +55,42 @@ fn fuzz_mock_short_run_is_deterministic() {
 fn fuzz_tansu_short_run_is_deterministic() {
     check("tansu", tansu);
 }
+
+/// librdkafka's mock stores what it is given: a Produce whose batch has a CRC that does not
+/// match (or a codec that does not exist) is answered with error 0 for its partition, where
+/// Kafka answers CORRUPT_MESSAGE. The fuzzer must say so on its own, from Produce cases alone.
+#[test]
+fn fuzz_finds_the_mock_accepting_corrupt_batches() {
+    let Some(b) = require("fuzz_finds_the_mock_accepting_corrupt_batches", mock()) else {
+        return;
+    };
+    let mut cfg = fuzz::Config::new(b.addr, kinspect::protocol::builtin());
+    cfg.seed = 5;
+    cfg.only = vec!["Produce".into()];
+    cfg.cases = Some(2000);
+    cfg.seconds = Some(10.0);
+    cfg.timeout = Duration::from_millis(500);
+    cfg.restart_wait = Duration::from_millis(500);
+    cfg.minimise_budget = 20;
+    cfg.max_findings = 10;
+    let r = fuzz::run(&cfg).expect("the fuzzer runs");
+    let accepted: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|s| s.finding.code == "accepted-corrupt-batch")
+        .collect();
+    assert!(
+        !accepted.is_empty(),
+        "no accepted-corrupt-batch: {}",
+        r.summary(cfg.protocol)
+    );
+    for s in accepted {
+        let seq = &s.reproducer.sequence;
+        assert!(
+            seq.iter()
+                .any(|c| kinspect::probe::fuzz::exec::MUST_REFUSE.contains(&c.mutator.as_str())),
+            "{:?}",
+            seq.iter().map(|c| &c.mutator).collect::<Vec<_>>()
+        );
+    }
+}
