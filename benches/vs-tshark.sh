@@ -31,7 +31,9 @@ summary|decode --format summary
 stats|stats
 fields|decode -f fields -e frame -e api_key -e api_version -e correlation_id
 filter|decode --format jsonl -Y api==Produce
-check|check'
+check|check
+records|records -f jsonl
+parquet|decode -f parquet -o /tmp/kinspect-bench-parquet'
 
 # measure NAME N CMD...: runs CMD N times, output discarded; appends "seconds KiB" lines.
 measure() {
