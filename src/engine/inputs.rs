@@ -99,11 +99,7 @@ impl<R: Route> Driver<'_, R> {
         let kind = FileKind::of_path(path).unwrap_or(FileKind::Segment);
         let topic = path
             .parent()
-            .and_then(|d| d.file_name())
-            .and_then(|d| d.to_str())
-            .and_then(|d| d.rsplit_once('-'))
-            .filter(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-            .map(|(t, _)| t.to_string());
+            .and_then(crate::records::logdir::topic_of_folder);
         let ctx = RecordsContext {
             topic: topic.as_deref(),
             partial_tail_ok: true,

@@ -28,12 +28,7 @@ impl<R: Route> Driver<'_, R> {
         };
         let begun = self.route.sink().begin_input(&info);
         self.wrote(begun);
-        let topic = dir
-            .file_name()
-            .and_then(|d| d.to_str())
-            .and_then(|d| d.rsplit_once('-'))
-            .filter(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-            .map(|(t, _)| t.to_string());
+        let topic = crate::records::logdir::topic_of_folder(dir);
         let ctx = RecordsContext {
             topic: topic.as_deref(),
             partial_tail_ok: true,

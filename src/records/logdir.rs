@@ -21,6 +21,16 @@ use crate::wire::tree::{Kind, Tree, Value};
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+/// The topic a partition folder is named for (`orders-3` is partition 3 of `orders`), as Kafka
+/// names them: the name up to the last `-`, when what follows is a partition number.
+pub fn topic_of_folder(dir: &Path) -> Option<String> {
+    dir.file_name()
+        .and_then(|d| d.to_str())
+        .and_then(|d| d.rsplit_once('-'))
+        .filter(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        .map(|(t, _)| t.to_string())
+}
+
 /// The `.log` segments of a partition folder, in base-offset order (their names are the base
 /// offset, zero-padded to 20 digits; others sort after them by name).
 pub fn segments(dir: &Path) -> io::Result<Vec<PathBuf>> {

@@ -455,20 +455,7 @@ impl Tree {
         offset: u32,
         len: u32,
     ) -> NodeId {
-        let id = self.nodes.len() as NodeId;
-        self.will_push();
-        self.nodes.push(Node {
-            name,
-            kind: Kind::Scalar,
-            value,
-            buf,
-            hdr: 0,
-            offset,
-            len,
-            end: id + 1,
-            entity: Entity::None,
-        });
-        id
+        self.leaf_with(name, value, buf, offset, len, 0, Entity::None)
     }
 
     /// Pushes a leaf with its header length and entity (one write of the node, where
