@@ -7,6 +7,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Mutex};
@@ -22,8 +23,52 @@ pub struct Broker {
     child: Child,
 }
 
+impl Broker {
+    /// The broker's process id, which is also its process group's id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// Processes alive (not zombies) in process group `pgid`, as `(pid, command name)`: read from
+/// /proc, so the test sees what the kernel sees, not what the handle believes.
+pub fn group_members(pgid: u32) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid pgrp ...: comm may hold spaces, so split after its last ')'.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let mut rest = stat[close + 1..].split_whitespace();
+        let state = rest.next();
+        let pgrp = rest.nth(1).and_then(|s| s.parse::<u32>().ok());
+        if pgrp == Some(pgid) && state != Some("Z") {
+            out.push((pid, stat[open + 1..close].to_string()));
+        }
+    }
+    out
+}
+
 impl Drop for Broker {
+    /// Kills the broker's whole process group: tansu runs under `timeout`, and killing only
+    /// `timeout` orphaned the broker (ten were found running after a test session).
     fn drop(&mut self) {
+        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
+            // SAFETY: kill(2) with a negative pid signals the group; the group is this child's
+            // own (spawned with process_group(0)), so nothing else is hit.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -97,6 +142,7 @@ fn mock_binary() -> Result<PathBuf, String> {
 pub fn mock() -> Result<Broker, String> {
     let bin = mock_binary()?;
     let mut child = Command::new(&bin)
+        .process_group(0)
         .args([&MAX_LIFETIME_S.to_string(), "1", "orders:3", "events:1"])
         .env_clear()
         // A pipe the mock watches: it exits when this process dies, whatever the cause.
@@ -175,6 +221,8 @@ pub fn tansu() -> Result<Broker, String> {
         Command::new(&bin)
     };
     let mut child = cmd
+        // Its own process group, so dropping the handle kills tansu and not only `timeout`.
+        .process_group(0)
         .args([
             "broker",
             "--listener-url",

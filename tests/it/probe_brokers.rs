@@ -2,7 +2,7 @@
 //! defects already visible in ../shared/captures must be found by the probe on its own, and
 //! what a broker does right must be reported clean.
 
-use super::brokers::{mock, require, tansu};
+use super::brokers::{group_members, mock, require, tansu};
 use kinspect::probe::{self, Config, Report};
 use std::time::Duration;
 
@@ -105,4 +105,30 @@ fn probe_finds_tansus_defects() {
     for v in [1, 4, 12] {
         assert_eq!(verdict(&r, "Metadata", v), "clean", "Metadata v{v}");
     }
+}
+
+/// tansu runs under `timeout` (its lifetime bound); dropping the handle once killed only
+/// `timeout`, and the broker lived on, orphaned.
+#[test]
+fn dropping_a_broker_handle_kills_the_broker_not_only_its_timeout_wrapper() {
+    let Some(b) = require(
+        "dropping_a_broker_handle_kills_the_broker_not_only_its_timeout_wrapper",
+        tansu(),
+    ) else {
+        return;
+    };
+    let pgid = b.pid();
+    let before = group_members(pgid);
+    assert!(
+        before.iter().any(|(_, name)| name.contains("tansu")),
+        "tansu is in the handle's process group: {before:?}"
+    );
+    drop(b);
+    let end = std::time::Instant::now() + Duration::from_secs(5);
+    let mut left = group_members(pgid);
+    while !left.is_empty() && std::time::Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+        left = group_members(pgid);
+    }
+    assert!(left.is_empty(), "still running after drop: {left:?}");
 }
