@@ -64,6 +64,13 @@ pub const MAX_DETECTION_BYTES_TOTAL: usize = 32 * 1024 * 1024;
 /// Most outstanding requests remembered per connection for correlation-id matching.
 pub const MAX_OUTSTANDING_PER_CONN: usize = 4096;
 
+/// Most records in a row that may fail to decode before the rest of their record set is left
+/// undecoded as one error node. Each record's own length prefix lets decoding go on after a bad
+/// record, so without this a batch decompressing to megabytes of `02 00` (a one-byte record,
+/// truncated) became 700,000 error records and 170 MB of tree per batch (the hostile campaign's
+/// `bombs:57`).
+pub const MAX_MALFORMED_RECORDS_IN_A_ROW: usize = 32;
+
 /// Largest spec file the schema loader reads.
 pub const MAX_SPEC_FILE_BYTES: usize = 16 * 1024 * 1024;
 

@@ -5,7 +5,7 @@ use super::codec::{self, Codec, CodecError};
 use super::read::{Fail, R};
 use super::{control, AsType, RecordsContext, W};
 use crate::diag::Diagnostic;
-use crate::limits::MAX_NODES_PER_TREE;
+use crate::limits::{MAX_MALFORMED_RECORDS_IN_A_ROW, MAX_NODES_PER_TREE};
 use crate::wire::tree::{Kind, Span, Tree, Value};
 
 /// Bytes of a v2 batch before its records (`RECORD_BATCH_OVERHEAD`).
@@ -237,6 +237,7 @@ fn records(
     // A count larger than the bytes can hold needs no check of its own: the loop below stops
     // at the end of the bytes and reports the shortfall.
     let mut i = 0i32;
+    let mut malformed_in_a_row = 0usize;
     while i < count.max(0) {
         if w.rd.at_end() {
             w.diag(Diagnostic::error(
@@ -255,7 +256,20 @@ fn records(
             );
             return w.fail_element(f, path, end);
         }
-        record(
+        if malformed_in_a_row >= MAX_MALFORMED_RECORDS_IN_A_ROW {
+            let f = Fail::new(
+                "records-abandoned",
+                w.rd.pos,
+                format!(
+                    "records {}..{} not decoded: the {malformed_in_a_row} before them were all \
+                     malformed (limits::MAX_MALFORMED_RECORDS_IN_A_ROW)",
+                    i,
+                    count.max(0)
+                ),
+            );
+            return w.fail_element(f, path, end);
+        }
+        let clean = record(
             &mut w,
             info,
             ctx,
@@ -265,6 +279,7 @@ fn records(
             },
             end,
         );
+        malformed_in_a_row = if clean { 0 } else { malformed_in_a_row + 1 };
         i += 1;
     }
     if !w.rd.at_end() {
@@ -296,8 +311,14 @@ impl std::fmt::Display for RecPath<'_> {
 }
 
 /// One record; on a problem the record's remaining bytes become an error node and decoding goes
-/// on with the next record when the length prefix allows it.
-fn record(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: RecPath, region_end: u32) {
+/// on with the next record when the length prefix allows it. True when the record was clean.
+fn record(
+    w: &mut W,
+    info: &BatchInfo,
+    ctx: &RecordsContext,
+    path: RecPath,
+    region_end: u32,
+) -> bool {
     let at = w.rd.pos;
     let len = match w.rd.varint(w.t.buf(w.buf), "record length") {
         Ok(n) if n >= 0 && n as u32 <= w.rd.remaining() => n as u32,
@@ -312,17 +333,21 @@ fn record(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: RecPath, regi
                 at,
                 format!("record length {n}, {} bytes remain", w.rd.remaining()),
             );
-            return w.fail_element(f, &path.to_string(), region_end);
+            w.fail_element(f, &path.to_string(), region_end);
+            return false;
         }
-        Err(f) => return w.fail_element(f, &path.to_string(), region_end),
+        Err(f) => {
+            w.fail_element(f, &path.to_string(), region_end);
+            return false;
+        }
     };
     let rend = w.rd.pos + len;
     let id = w.t.open("", Kind::Struct, w.buf, at);
     w.t.node_mut(id).hdr = (w.rd.pos - at) as u16;
     let saved_end = w.rd.end;
     w.rd.end = rend;
-    match record_body(w, info, ctx, path) {
-        Ok(()) if w.rd.pos == rend => {}
+    let clean = match record_body(w, info, ctx, path) {
+        Ok(()) if w.rd.pos == rend => true,
         Ok(()) => {
             let f = Fail::new(
                 "record-length-mismatch",
@@ -333,12 +358,17 @@ fn record(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: RecPath, regi
                 ),
             );
             w.fail(f, &path.to_string(), rend);
+            false
         }
-        Err(f) => w.fail(f, &path.to_string(), rend),
-    }
+        Err(f) => {
+            w.fail(f, &path.to_string(), rend);
+            false
+        }
+    };
     w.t.close(id, rend);
     w.rd.end = saved_end;
     w.rd.pos = rend;
+    clean
 }
 
 fn record_body(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: RecPath) -> R<()> {

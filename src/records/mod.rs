@@ -46,6 +46,8 @@
 //! `decompress-failed`, `decompression-bomb`, `negative-length`, `negative-count`,
 //! `count-exceeds-remaining`, `record-count-mismatch`, `diagnostics-suppressed` (the count of
 //! those past `limits::MAX_DIAGNOSTICS_PER_RECORD_SET`), `record-length-mismatch`,
+//! `records-abandoned` (the rest of a record set after
+//! `limits::MAX_MALFORMED_RECORDS_IN_A_ROW` malformed records in a row),
 //! `varint-overlong`, `varint-overflow`, `nested-compression`, `inner-magic-mismatch` (warning),
 //! `codec-note` (info: lz4 KafkaLZ4 checksum, xerial framing), `invalid-utf8` (warning, header
 //! keys), `node-limit`, `depth-limit`, `control-record-invalid`, `unknown-control-type`

@@ -58,18 +58,26 @@ fn produce_v3(batches: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
+/// `pairs` times a clean record (no key, no value, no headers) followed by a record of length 0,
+/// which is malformed (`truncated`): each bad record is followed by a good one, so none of them
+/// is cut short by `MAX_MALFORMED_RECORDS_IN_A_ROW` and every one costs a diagnostic.
+fn good_bad_records(pairs: usize) -> Vec<u8> {
+    [0x0c, 0, 0, 0, 1, 1, 0, 0].repeat(pairs)
+}
+
 /// The number in a summary's message: "N more diagnostics …".
 fn counted(msg: &str) -> u64 {
     msg.split(' ').next().and_then(|n| n.parse().ok()).unwrap()
 }
 
-/// A batch that decompresses to megabytes of zeros (2.2 MB in the report; 400 kB here) and claims 2^31-1 records: every zero byte is a
-/// record of length 0, each one `truncated`. That used to be one diagnostic (with its path and
-/// message strings) per byte, 2.1 million of them in one frame.
+/// A batch that decompresses to megabytes of zeros (2.2 MB in the report) and claims 2^31-1
+/// records: every zero byte is a record of length 0, each one `truncated`. That used to be one
+/// diagnostic (with its path and message strings) per byte, 2.1 million of them in one frame.
+/// Zeros alone now stop at `MAX_MALFORMED_RECORDS_IN_A_ROW` (next test); here a good record
+/// separates the bad ones, 400 kB of them.
 #[test]
 fn a_diagnostic_per_byte_of_a_snappy_bomb_is_capped_per_record_set() {
-    let zeros = vec![0u8; 400_000];
-    let frame = produce_v3(&[snappy_batch(&zeros, i32::MAX)]);
+    let frame = produce_v3(&[snappy_batch(&good_bad_records(50_000), i32::MAX)]);
     assert!(frame.len() < 150_000, "{}", frame.len());
     let (mut d, mut p) = (kinspect::records::decoder(builtin()), Pdu::default());
     d.decode_frame(&frame, &Hints::default(), &mut p);
@@ -91,8 +99,13 @@ fn a_diagnostic_per_byte_of_a_snappy_bomb_is_capped_per_record_set() {
     assert!(sum.message.contains("truncated"), "{sum}");
     let dropped = counted(&sum.message);
     assert_eq!(dropped, p.tree.diags.suppressed());
-    // Every record that failed was counted: kept + dropped = records decoded.
-    assert!(dropped > 100_000, "{sum}");
+    // Every record that failed was counted: kept + dropped = the 50,000 bad records and the
+    // count mismatch at the end (2^31-1 declared).
+    assert_eq!(
+        dropped,
+        50_001 - MAX_DIAGNOSTICS_PER_RECORD_SET as u64,
+        "{sum}"
+    );
     assert!(p.tree.has_errors());
     assert!(p.tree.check_tiling(0).is_ok());
 }
@@ -101,8 +114,7 @@ fn a_diagnostic_per_byte_of_a_snappy_bomb_is_capped_per_record_set() {
 /// after which one summary counts the rest of the frame.
 #[test]
 fn many_bad_record_sets_stop_at_the_tree_cap() {
-    let zeros = vec![0u8; 20_000];
-    let batch = snappy_batch(&zeros, i32::MAX);
+    let batch = snappy_batch(&good_bad_records(2_500), i32::MAX);
     let sets = MAX_DIAGNOSTICS_PER_TREE / MAX_DIAGNOSTICS_PER_RECORD_SET + 3;
     let frame = produce_v3(&vec![batch; sets]);
     let (mut d, mut p) = (kinspect::records::decoder(builtin()), Pdu::default());
@@ -130,6 +142,42 @@ fn many_bad_record_sets_stop_at_the_tree_cap() {
             assert!((i as usize) < diags.len());
         }
     }
+}
+
+/// Records that are all malformed but each correctly length-prefixed (`02 00`: one byte,
+/// attributes, then nothing) let decoding go on record after record: a 400 kB snappy batch of
+/// them was 700,000 error records, and the hostile campaign's `bombs:57` (twenty such batches
+/// in a log segment) printed 3 GB of tree. After `MAX_MALFORMED_RECORDS_IN_A_ROW` in a row the
+/// rest of the record set is one `records-abandoned` error node.
+#[test]
+fn a_record_set_of_only_malformed_records_is_abandoned_after_a_run_of_them() {
+    use kinspect::limits::MAX_MALFORMED_RECORDS_IN_A_ROW;
+    let payload = [2u8, 0].repeat(4 * 1024 * 1024);
+    let frame = produce_v3(&[snappy_batch(&payload, i32::MAX), snappy_batch(&payload, 9)]);
+    let (mut d, mut p) = (kinspect::records::decoder(builtin()), Pdu::default());
+    d.decode_frame(&frame, &Hints::default(), &mut p);
+    let diags = &p.tree.diags;
+    let truncated = diags.iter().filter(|d| d.code == "truncated").count();
+    // The first batch: a run of bad records, then abandoned; the second declares 9 and has them.
+    assert_eq!(truncated, MAX_MALFORMED_RECORDS_IN_A_ROW + 9);
+    let abandoned: Vec<_> = diags
+        .iter()
+        .filter(|d| d.code == "records-abandoned")
+        .collect();
+    assert_eq!(abandoned.len(), 1, "{diags:?}");
+    let a = abandoned[0];
+    assert!(a.is_error(), "{a}");
+    assert!(a.path.contains("Records"), "{a}");
+    assert!(
+        a.message
+            .contains(&format!("records {MAX_MALFORMED_RECORDS_IN_A_ROW}..")),
+        "{a}"
+    );
+    assert!(a.message.contains("MAX_MALFORMED_RECORDS_IN_A_ROW"), "{a}");
+    // The second batch still decoded (its trailing bytes are reported, not abandoned).
+    assert!(diags.iter().any(|d| d.code == "record-count-mismatch"));
+    assert!(p.tree.nodes.len() < 1_000, "{} nodes", p.tree.nodes.len());
+    assert!(p.tree.check_tiling(0).is_ok());
 }
 
 /// What the two decoding threads' trees held together, as the engine's accounting saw it.
