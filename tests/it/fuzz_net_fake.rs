@@ -382,3 +382,51 @@ fn a_broker_found_down_again_is_waited_for_even_when_the_finding_is_a_repeat() {
         rep.summary(cfg.protocol)
     );
 }
+
+#[test]
+fn deaths_that_minimise_to_a_case_kind_already_reported_are_one_finding() {
+    // Answers every Metadata request, then dies on the next request, whatever it is (the
+    // mock's null-records assert behaves so: the reply goes out, then the process aborts).
+    // Before minimising, each death is blamed on whichever case came next; minimised, the
+    // deaths are Metadata cases of a few kinds, and each kind is one finding.
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let poisoned = Arc::new(AtomicBool::new(false));
+    let p = poisoned.clone();
+    let f = fake(
+        Arc::new(move |req: &[u8], _: &mut Vec<u8>| {
+            if p.swap(false, Ordering::SeqCst) {
+                return Verdict::Die;
+            }
+            if req.len() >= 8 && i16::from_be_bytes([req[0], req[1]]) == METADATA {
+                p.store(true, Ordering::SeqCst);
+                return Verdict::Answer(frame(&req[4..8], &[0, 0, 0, 0, 0, 0, 0, 0]));
+            }
+            standard(&APIS, req)
+        }),
+        Duration::from_millis(50),
+    );
+    let mut cfg = config(f.addr);
+    cfg.cases = Some(600);
+    cfg.seed = 5;
+    cfg.max_findings = 200;
+    let rep = fuzz::run(&cfg).unwrap();
+    let summary = rep.summary(cfg.protocol);
+    let downs: Vec<_> = rep
+        .findings
+        .iter()
+        .filter(|s| s.finding.code == "broker-down")
+        .collect();
+    assert!(!downs.is_empty(), "{summary}");
+    let mut kinds = std::collections::HashSet::new();
+    for s in &downs {
+        assert!(s.reproducer.minimised, "{summary}");
+        assert_eq!(s.finding.api_key, METADATA, "{summary}");
+        assert!(
+            kinds.insert(s.finding.variant.clone()),
+            "two broker-down findings of Metadata [{}]: {summary}",
+            s.finding.variant
+        );
+    }
+    assert!(rep.stats.repeats > 0, "{summary}");
+    assert!(summary.contains("repeat(s) left out"), "{summary}");
+}

@@ -18,6 +18,8 @@ pub struct Stats {
     pub findings: usize,
     /// Times the broker was found down after a round (and restarted, or waited for).
     pub restarts: u64,
+    /// Findings left out because, minimised, they were a case kind already reported.
+    pub repeats: u64,
     pub elapsed: Duration,
 }
 
@@ -86,6 +88,12 @@ impl FuzzReport {
             out.push_str(&format!(
                 ", broker down {} time(s) (restarted or waited for)",
                 s.restarts
+            ));
+        }
+        if s.repeats > 0 {
+            out.push_str(&format!(
+                ", {} repeat(s) left out (minimised to a case kind already reported)",
+                s.repeats
             ));
         }
         if !self.minimising.is_zero() {
