@@ -142,15 +142,20 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         Format::Text => out.write_all(summary.as_bytes()),
         Format::Jsonl => {
             errln!("{}", summary.trim_end());
-            report.findings.iter().try_for_each(|s| {
-                let mut j = s.finding.to_json();
-                j["reproducer"] = s
-                    .dir
-                    .as_ref()
-                    .map_or(serde_json::Value::Null, |d| d.display().to_string().into());
-                j["sequence_len"] = s.reproducer.sequence.len().into();
-                writeln!(out, "{j}")
-            })
+            report
+                .findings
+                .iter()
+                .chain(&report.unconfirmed)
+                .try_for_each(|s| {
+                    let mut j = s.finding.to_json();
+                    j["confirmed"] = s.confirmed.into();
+                    j["reproducer"] = s
+                        .dir
+                        .as_ref()
+                        .map_or(serde_json::Value::Null, |d| d.display().to_string().into());
+                    j["sequence_len"] = s.reproducer.sequence.len().into();
+                    writeln!(out, "{j}")
+                })
         }
     };
     if let Err(e) = written.and_then(|()| out.flush()) {

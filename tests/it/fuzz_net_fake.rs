@@ -430,3 +430,100 @@ fn deaths_that_minimise_to_a_case_kind_already_reported_are_one_finding() {
     assert!(rep.stats.repeats > 0, "{summary}");
     assert!(summary.contains("repeat(s) left out"), "{summary}");
 }
+
+#[test]
+fn a_death_that_does_not_happen_again_is_kept_apart_as_unconfirmed() {
+    // Dies on the first FindCoordinator request of its first life only, as a broker that dies
+    // of a race would: the fuzz run sees the death, no re-run shows it again.
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let spent = Arc::new(AtomicBool::new(false));
+    let s2 = spent.clone();
+    let f = fake(
+        Arc::new(move |req: &[u8], _: &mut Vec<u8>| {
+            if req.len() >= 2
+                && i16::from_be_bytes([req[0], req[1]]) == FIND_COORDINATOR
+                && !s2.swap(true, Ordering::SeqCst)
+            {
+                return Verdict::Die;
+            }
+            standard(&APIS, req)
+        }),
+        Duration::from_millis(100),
+    );
+    let out = std::env::temp_dir().join(format!("kinspect-unconfirmed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let mut cfg = config(f.addr);
+    cfg.cases = Some(200);
+    cfg.seed = 11;
+    cfg.out = Some(out.clone());
+    cfg.restart = Some(Arc::new(|| {}));
+    let rep = fuzz::run(&cfg).unwrap();
+    let summary = rep.summary(cfg.protocol);
+    assert!(
+        rep.findings.iter().all(|s| s.finding.code != "broker-down"),
+        "{summary}"
+    );
+    let u = rep
+        .unconfirmed
+        .iter()
+        .find(|s| s.finding.code == "broker-down")
+        .unwrap_or_else(|| panic!("an unconfirmed death: {summary}"));
+    assert!(!u.confirmed);
+    let dir = u.dir.clone().expect("saved");
+    assert!(
+        dir.starts_with(out.join("unconfirmed")),
+        "{}",
+        dir.display()
+    );
+    assert!(dir.join("reproducer.json").exists());
+    assert!(summary.contains("unconfirmed: 1"), "{summary}");
+    assert!(rep.has_errors(), "a death seen once still fails the run");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_death_needing_state_an_earlier_trial_left_is_confirmed_on_a_fresh_broker() {
+    // Broker-wide state, gone when it dies (a restart starts empty): a Metadata request arms
+    // it, a FindCoordinator after that kills it. The minimiser's trials share the broker, so a
+    // trial holding only the Metadata case can arm it for the next trial's FindCoordinator
+    // alone. Every confirmed death must kill a fresh broker: a Metadata case before it.
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let armed = Arc::new(AtomicBool::new(false));
+    let a2 = armed.clone();
+    let f = fake(
+        Arc::new(move |req: &[u8], _: &mut Vec<u8>| {
+            if req.len() >= 8 {
+                match i16::from_be_bytes([req[0], req[1]]) {
+                    METADATA => a2.store(true, Ordering::SeqCst),
+                    FIND_COORDINATOR if a2.swap(false, Ordering::SeqCst) => return Verdict::Die,
+                    _ => {}
+                }
+            }
+            standard(&APIS, req)
+        }),
+        Duration::from_millis(50),
+    );
+    let mut cfg = config(f.addr);
+    cfg.cases = Some(300);
+    cfg.seed = 2;
+    cfg.max_findings = 50;
+    cfg.restart = Some(Arc::new(|| {}));
+    let rep = fuzz::run(&cfg).unwrap();
+    let summary = rep.summary(cfg.protocol);
+    let downs: Vec<_> = rep
+        .findings
+        .iter()
+        .filter(|s| s.finding.code == "broker-down")
+        .collect();
+    assert!(!downs.is_empty(), "{summary}");
+    for s in downs {
+        let seq = &s.reproducer.sequence;
+        let fc = seq.iter().rposition(|c| c.api_key == FIND_COORDINATOR);
+        let md = seq.iter().position(|c| c.api_key == METADATA);
+        assert!(
+            matches!((md, fc), (Some(m), Some(f)) if m < f),
+            "a confirmed death whose sequence cannot kill a fresh broker: {:?}\n{summary}",
+            seq.iter().map(|c| c.api_key).collect::<Vec<_>>()
+        );
+    }
+}

@@ -353,6 +353,19 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
                 .or_else(|| seq.last())
                 .cloned();
             let Some(blame) = blame else { continue };
+            if code == "malformed-response"
+                && in_records(&diagnostics)
+                && rep
+                    .findings
+                    .iter()
+                    .any(|s| s.finding.code == "accepted-corrupt-batch")
+            {
+                // The broker stores corrupt batches (found and reproduced on its own): a Fetch
+                // returning one is that finding again, and no sequence reproduces it from a
+                // fresh broker unless it holds the Produce that stored it.
+                rep.stats.stored_corrupt += 1;
+                continue;
+            }
             let sig = match code {
                 // A damaged record batch in an answer is data the broker stored (a corrupt batch
                 // it accepted earlier): one finding per API and diagnostic, whatever the version.
@@ -385,7 +398,7 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
                 response,
                 diagnostics,
                 &t,
-                rep.findings.len(),
+                rep.findings.len() + rep.unconfirmed.len(),
             );
             minimising += m0.elapsed();
             // A broker that dies or hangs is blamed, before minimising, on whatever case came
@@ -403,8 +416,10 @@ pub fn run(cfg: &Config) -> Result<FuzzReport, ProbeError> {
                     let _ = std::fs::remove_dir_all(dir);
                 }
                 rep.stats.repeats += 1;
-            } else {
+            } else if saved.confirmed {
                 rep.findings.push(saved);
+            } else {
+                rep.unconfirmed.push(saved);
             }
             if matches!(code, "broker-down" | "broker-exited") && !ensure_alive(cfg, &target) {
                 rep.stopped = Some(not_back(cfg));

@@ -20,6 +20,9 @@ pub struct Stats {
     pub restarts: u64,
     /// Findings left out because, minimised, they were a case kind already reported.
     pub repeats: u64,
+    /// Answers whose record batches did not decode while the broker was known to store corrupt
+    /// batches (an `accepted-corrupt-batch` finding): symptoms of that finding, counted only.
+    pub stored_corrupt: u64,
     pub elapsed: Duration,
 }
 
@@ -35,6 +38,10 @@ pub struct Saved {
     pub finding: Finding,
     pub reproducer: Reproducer,
     pub dir: Option<PathBuf>,
+    /// The reproducer showed the finding again when re-run, and a death again on a broker
+    /// freshly restarted after the reproducer killed it. Unconfirmed ones are kept apart
+    /// (`OUT/unconfirmed/`), not counted as findings.
+    pub confirmed: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -43,6 +50,9 @@ pub struct FuzzReport {
     /// The time spent minimising (not counted in the cases/s).
     pub minimising: Duration,
     pub findings: Vec<Saved>,
+    /// Deaths and other events whose sequence did not show them again on a re-run (timing, or
+    /// state left by cases before the sequence): kept for a look, not findings.
+    pub unconfirmed: Vec<Saved>,
     /// (api key, version) → cases sent.
     pub coverage: BTreeMap<(i16, i16), u64>,
     /// (api key, min, max) as advertised.
@@ -59,7 +69,11 @@ pub const KEEP_FIRST: usize = 256;
 
 impl FuzzReport {
     pub fn has_errors(&self) -> bool {
-        self.findings.iter().any(|s| s.finding.is_error())
+        // A death seen once is still a death, confirmed or not.
+        self.findings
+            .iter()
+            .chain(&self.unconfirmed)
+            .any(|s| s.finding.is_error())
     }
 
     /// Findings by code, in code order.
@@ -88,6 +102,12 @@ impl FuzzReport {
             out.push_str(&format!(
                 ", broker down {} time(s) (restarted or waited for)",
                 s.restarts
+            ));
+        }
+        if s.stored_corrupt > 0 {
+            out.push_str(&format!(
+                ", {} answer(s) carrying stored corrupt batches (symptoms of accepted-corrupt-batch)",
+                s.stored_corrupt
             ));
         }
         if s.repeats > 0 {
@@ -147,9 +167,16 @@ impl FuzzReport {
             })
             .collect();
         out.push_str(&format!("  {}\n", list.join(", ")));
-        for f in &self.findings {
+        if !self.unconfirmed.is_empty() {
             out.push_str(&format!(
-                "{} {} v{} [{}]: {} ({} of {} cases){}\n",
+                "unconfirmed: {} (did not show again when re-run, or not on a freshly restarted broker; kept apart, not counted as findings)\n",
+                self.unconfirmed.len()
+            ));
+        }
+        for f in self.findings.iter().chain(&self.unconfirmed) {
+            out.push_str(&format!(
+                "{}{} {} v{} [{}]: {} ({} of {} cases){}\n",
+                if f.confirmed { "" } else { "unconfirmed " },
                 f.finding.code,
                 f.finding.api.unwrap_or("?"),
                 f.finding.api_version,

@@ -77,6 +77,33 @@ fn rerun(
     Some(judge(code, api_key, version, seq, &outs, alive))
 }
 
+/// Whether `seq`, which just reproduced a death, kills the broker again from a fresh start: a
+/// first run that kills it makes the restart hand the second run a broker no earlier case has
+/// touched. Needs a restart command; a run on a broker that was not restarted proves nothing.
+/// Returns the bytes of the run on the fresh broker.
+#[allow(clippy::too_many_arguments)]
+fn kills_a_fresh_broker(
+    cfg: &Config,
+    target: &Target,
+    decoder: &mut Decoder,
+    code: &str,
+    api_key: i16,
+    version: i16,
+    seq: &[Case],
+) -> Option<Transcript> {
+    let mut t = Transcript::default();
+    for _ in 0..2 {
+        t = Transcript::default();
+        let r = rerun(
+            cfg, target, decoder, code, api_key, version, cfg.round, seq, &mut t,
+        );
+        if r != Some(true) {
+            return None;
+        }
+    }
+    Some(t)
+}
+
 pub(super) fn ensure_alive(cfg: &Config, target: &Target) -> bool {
     if exec::alive(target).is_ok() {
         return true;
@@ -98,10 +125,24 @@ pub fn reduce(
     seq: &[Case],
     hint: Option<usize>,
 ) -> (Vec<Case>, bool, Option<Transcript>) {
+    let (m, shown, t, _) = reduce_and_say_if_run(cfg, code, api_key, version, seq, hint);
+    (m, shown, t)
+}
+
+/// [`reduce`], and whether any re-run ran at all (the broker was there to run it).
+fn reduce_and_say_if_run(
+    cfg: &Config,
+    code: &str,
+    api_key: i16,
+    version: i16,
+    seq: &[Case],
+    hint: Option<usize>,
+) -> (Vec<Case>, bool, Option<Transcript>, bool) {
     let target = cfg.target(&[]);
     let mut decoder = crate::records::decoder(cfg.protocol);
     let last_t: std::cell::RefCell<Option<Transcript>> = std::cell::RefCell::new(None);
     let mut gone = false;
+    let mut ran = false;
     let mut fails = |s: &[Case]| {
         if gone {
             return false;
@@ -120,6 +161,7 @@ pub fn reduce(
         );
         // A broker that does not come back ends the minimising.
         gone = r.is_none();
+        ran |= r.is_some();
         let ok = r == Some(true);
         if ok {
             *last_t.borrow_mut() = Some(t);
@@ -128,10 +170,10 @@ pub fn reduce(
     };
     let m = minimise::minimise(seq, hint, cfg.minimise_budget, &mut fails);
     if last_t.borrow().is_none() {
-        return (seq.to_vec(), false, None);
+        return (seq.to_vec(), false, None, ran);
     }
     let m = minimise::shrink_cases(cfg.protocol, m, 8, &mut fails);
-    (m, true, last_t.into_inner())
+    (m, true, last_t.into_inner(), ran)
 }
 
 /// Minimises one finding and saves it.
@@ -150,11 +192,46 @@ pub(super) fn settle(
 ) -> Saved {
     let original_len = seq.len();
     let reproducible = code != "rss-growth";
-    let (minimal, minimised, last_t) = if reproducible {
-        reduce(cfg, code, blame.api_key, blame.api_version, &seq, hint)
+    let (minimal, minimised, last_t, rerun_at_all) = if reproducible {
+        reduce_and_say_if_run(cfg, code, blame.api_key, blame.api_version, &seq, hint)
     } else {
-        (seq.clone(), false, None)
+        (seq.clone(), false, None, false)
     };
+    // A death is confirmed on a broker restarted fresh. The minimiser's re-runs share one
+    // broker, so a case can look deadly because of what an earlier trial left behind; then the
+    // whole sequence is tried fresh, and kept whole when it alone kills.
+    let kills = matches!(code, "broker-down" | "broker-exited");
+    let mut last_t = last_t;
+    let (minimal, minimised, confirmed, whole_kept) =
+        if reproducible && minimised && kills && cfg.restart.is_some() {
+            let target = cfg.target(&[]);
+            let mut decoder = crate::records::decoder(cfg.protocol);
+            let mut fresh = |s: &[Case]| {
+                kills_a_fresh_broker(
+                    cfg,
+                    &target,
+                    &mut decoder,
+                    code,
+                    blame.api_key,
+                    blame.api_version,
+                    s,
+                )
+            };
+            if let Some(t) = fresh(&minimal) {
+                last_t = Some(t);
+                (minimal, true, true, None)
+            } else if let Some(t) = (minimal.len() < seq.len()).then(|| fresh(&seq)).flatten() {
+                last_t = Some(t);
+                (seq.clone(), false, true, Some(minimal.len()))
+            } else {
+                (minimal, true, false, None)
+            }
+        } else {
+            // Unconfirmed only when a re-run ran and did not show it: a broker that did not
+            // come back (no --restart-cmd) could not be asked again.
+            let confirmed = !reproducible || minimised || !rerun_at_all;
+            (minimal, minimised, confirmed, None)
+        };
     let last = minimal.last().cloned().unwrap_or_else(|| blame.clone());
     let blame_case = if code == "malformed-response" {
         blame
@@ -171,11 +248,22 @@ pub(super) fn settle(
     f.request = blame_case.bytes.clone();
     f.response = response;
     f.diagnostics = diagnostics;
-    f.message = if minimised {
+    f.message = if let Some(small) = whole_kept {
+        format!(
+            "{message}; kept whole ({original_len} cases): minimised to {small} case(s) it did not kill a freshly restarted broker, the whole sequence did"
+        )
+    } else if minimised && !confirmed {
+        format!(
+            "{message}; minimised from {original_len} to {} case(s), which did not kill a freshly restarted broker: it needs state left by earlier cases, or timing",
+            minimal.len()
+        )
+    } else if minimised {
         format!(
             "{message}; minimised from {original_len} to {} case(s)",
             minimal.len()
         )
+    } else if reproducible && !rerun_at_all {
+        format!("{message}; not re-run (the broker did not come back): the sequence is kept whole ({original_len} cases)")
     } else if reproducible {
         format!("{message}; did not reproduce when re-run: the sequence is kept whole ({original_len} cases)")
     } else {
@@ -193,14 +281,19 @@ pub(super) fn settle(
         finding: f.to_json(),
     };
     let pcap = crate::probe::pcap::pcap_bytes(last_t.as_ref().unwrap_or(found_in));
-    let dir = cfg
-        .out
-        .as_deref()
-        .and_then(|out| rp.save(out, n, &f, &pcap).ok());
+    let dir = cfg.out.as_deref().and_then(|out| {
+        let out = if confirmed {
+            out.to_path_buf()
+        } else {
+            out.join("unconfirmed")
+        };
+        rp.save(&out, n, &f, &pcap).ok()
+    });
     Saved {
         finding: f,
         reproducer: rp,
         dir,
+        confirmed,
     }
 }
 
