@@ -71,6 +71,11 @@ pub const MAX_OUTSTANDING_PER_CONN: usize = 4096;
 /// `bombs:57`).
 pub const MAX_MALFORMED_RECORDS_IN_A_ROW: usize = 32;
 
+/// Most `not` and `(` a display filter (`-Y`) may nest: parsing, evaluating and dropping the
+/// expression recurse on them (100,000 `!` overflowed the stack). `and`/`or` chains are flat
+/// and cost nothing here.
+pub const MAX_QUERY_DEPTH: usize = 256;
+
 /// Largest spec file the schema loader reads.
 pub const MAX_SPEC_FILE_BYTES: usize = 16 * 1024 * 1024;
 

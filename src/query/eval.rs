@@ -13,8 +13,10 @@ use std::cmp::Ordering;
 
 #[derive(Debug)]
 pub(crate) enum Expr {
-    And(Box<Expr>, Box<Expr>),
-    Or(Box<Expr>, Box<Expr>),
+    /// `a and b and c …`, flat: a chain of any length costs no depth.
+    And(Vec<Expr>),
+    /// `a or b or c …`, flat.
+    Or(Vec<Expr>),
     Not(Box<Expr>),
     Test(Test),
 }
@@ -81,8 +83,8 @@ impl Lit {
 impl Expr {
     pub(crate) fn eval(&self, pdu: &Pdu) -> bool {
         match self {
-            Expr::And(a, b) => a.eval(pdu) && b.eval(pdu),
-            Expr::Or(a, b) => a.eval(pdu) || b.eval(pdu),
+            Expr::And(all) => all.iter().all(|e| e.eval(pdu)),
+            Expr::Or(any) => any.iter().any(|e| e.eval(pdu)),
             Expr::Not(a) => !a.eval(pdu),
             Expr::Test(t) => t.eval(pdu),
         }
@@ -91,10 +93,7 @@ impl Expr {
     /// Every field the expression reads.
     pub(crate) fn fields<'a>(&'a self, out: &mut Vec<&'a Field>) {
         match self {
-            Expr::And(a, b) | Expr::Or(a, b) => {
-                a.fields(out);
-                b.fields(out);
-            }
+            Expr::And(es) | Expr::Or(es) => es.iter().for_each(|e| e.fields(out)),
             Expr::Not(a) => a.fields(out),
             Expr::Test(t) => out.push(&t.field),
         }

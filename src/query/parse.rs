@@ -15,6 +15,7 @@ use super::eval::{Expr, Lit, Op, SetItem, Test};
 use super::field::{Field, FieldKind};
 use super::lex::{CmpOp, Tok, Token};
 use super::QueryError;
+use crate::limits::MAX_QUERY_DEPTH;
 use crate::pdu::Direction;
 use crate::protocol::Protocol;
 
@@ -22,11 +23,18 @@ pub(crate) struct Parser<'a> {
     toks: Vec<Token>,
     i: usize,
     proto: &'a Protocol,
+    /// `not` and `(` open now: the parser recurses on them, and so do evaluation and drop.
+    depth: usize,
 }
 
 impl<'a> Parser<'a> {
     pub(crate) fn new(toks: Vec<Token>, proto: &'a Protocol) -> Self {
-        Parser { toks, i: 0, proto }
+        Parser {
+            toks,
+            i: 0,
+            proto,
+            depth: 0,
+        }
     }
 
     fn peek(&self) -> &Token {
@@ -61,30 +69,64 @@ impl<'a> Parser<'a> {
     }
 
     fn or(&mut self) -> Result<Expr, QueryError> {
-        let mut e = self.and()?;
+        let e = self.and()?;
+        if self.peek().tok != Tok::Or {
+            return Ok(e);
+        }
+        let mut any = vec![e];
         while self.peek().tok == Tok::Or {
             self.next();
-            let r = self.and()?;
-            e = Expr::Or(Box::new(e), Box::new(r));
+            any.push(self.and()?);
         }
-        Ok(e)
+        Ok(Expr::Or(any))
     }
 
     fn and(&mut self) -> Result<Expr, QueryError> {
-        let mut e = self.unary()?;
+        let e = self.unary()?;
+        if self.peek().tok != Tok::And {
+            return Ok(e);
+        }
+        let mut all = vec![e];
         while self.peek().tok == Tok::And {
             self.next();
-            let r = self.unary()?;
-            e = Expr::And(Box::new(e), Box::new(r));
+            all.push(self.unary()?);
         }
-        Ok(e)
+        Ok(Expr::And(all))
     }
 
     fn unary(&mut self) -> Result<Expr, QueryError> {
         let t = self.next();
+        if matches!(t.tok, Tok::Not | Tok::LParen) {
+            if self.depth >= MAX_QUERY_DEPTH {
+                return Err(QueryError::new(
+                    t.at,
+                    format!(
+                        "more than {MAX_QUERY_DEPTH} `not` and `(` nested (limits::MAX_QUERY_DEPTH)"
+                    ),
+                ));
+            }
+            self.depth += 1;
+            let e = self.nested(t);
+            self.depth -= 1;
+            return e;
+        }
+        match t.tok {
+            Tok::Word(w) => self.test(w, t.at),
+            other => Err(QueryError::new(
+                t.at,
+                format!(
+                    "expected a field (such as api, topic or body.Topics[].Name), found {}",
+                    other.describe()
+                ),
+            )),
+        }
+    }
+
+    /// After a `not` or a `(`.
+    fn nested(&mut self, t: Token) -> Result<Expr, QueryError> {
         match t.tok {
             Tok::Not => Ok(Expr::Not(Box::new(self.unary()?))),
-            Tok::LParen => {
+            _ => {
                 let e = self.or()?;
                 let close = self.next();
                 if close.tok != Tok::RParen {
@@ -99,14 +141,6 @@ impl<'a> Parser<'a> {
                 }
                 Ok(e)
             }
-            Tok::Word(w) => self.test(w, t.at),
-            other => Err(QueryError::new(
-                t.at,
-                format!(
-                    "expected a field (such as api, topic or body.Topics[].Name), found {}",
-                    other.describe()
-                ),
-            )),
         }
     }
 

@@ -160,3 +160,43 @@ fn notes_and_log_batches_do_not_pass_a_display_filter() {
     assert!(!q.note(&Origin::default(), &d));
     assert!(!q.tree(&Tree::default()));
 }
+
+/// 100,000 `!` overflowed the stack (parse, evaluation and drop all recurse on `not` and `(`):
+/// nesting is capped, and the error points at the first one past the cap.
+#[test]
+fn nesting_past_the_depth_cap_is_an_error_not_a_stack_overflow() {
+    use crate::limits::MAX_QUERY_DEPTH;
+    for open in ["!", "not ", "("] {
+        let expr = format!("{}api == Metadata", open.repeat(100_000));
+        let (col, msg) = err(&expr);
+        assert!(msg.contains("limits::MAX_QUERY_DEPTH"), "{open}: {msg}");
+        assert_eq!(col, MAX_QUERY_DEPTH * open.len() + 1, "{open}: {msg}");
+    }
+    // At the cap it still works.
+    let pdu = metadata();
+    let at_cap = format!(
+        "{}api == Metadata{}",
+        "(".repeat(MAX_QUERY_DEPTH),
+        ")".repeat(MAX_QUERY_DEPTH)
+    );
+    assert!(yes(&at_cap, &pdu));
+    assert!(yes(
+        &format!("{}api == Metadata", "!!".repeat(MAX_QUERY_DEPTH / 2)),
+        &pdu
+    ));
+}
+
+/// `and`/`or` chains are flat: one of 100,000 tests parses, evaluates and drops without
+/// recursing 100,000 deep.
+#[test]
+fn a_chain_of_a_hundred_thousand_tests_costs_no_depth() {
+    let pdu = metadata();
+    let all = vec!["correlation_id == 7"; 100_000].join(" and ");
+    assert!(yes(&all, &pdu));
+    let any = format!(
+        "{} or api == Metadata",
+        vec!["correlation_id == 8"; 100_000].join(" or ")
+    );
+    assert!(yes(&any, &pdu));
+    assert!(!yes(&format!("{all} and correlation_id == 8"), &pdu));
+}
