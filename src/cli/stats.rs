@@ -1,4 +1,4 @@
-//! `kinspect stats FILE`: what a capture holds — PDUs per API and version, error codes by name,
+//! `kinspect stats FILE…`: what captures hold — PDUs per API and version, error codes by name,
 //! latency percentiles per API, clients by client id, bytes per direction, diagnostics. The
 //! counting and the tables are the library's (`kinspect::output::stats`).
 
@@ -15,8 +15,9 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 #[command(after_help = super::decode::EXIT_CODES)]
 pub struct Args {
-    /// A pcap or pcapng capture; `-` reads standard input.
-    pub file: PathBuf,
+    /// Pcap or pcapng captures, counted together; `-` reads standard input.
+    #[arg(value_name = "FILE", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
     /// Also treat this port as a Kafka broker port (repeatable; the usual ports and content
     /// detection apply anyway).
     #[arg(long = "port", value_name = "PORT")]
@@ -56,7 +57,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         opts.records.headers_only = false;
     }
     opts.threads = super::threads();
-    let files = std::slice::from_ref(&args.file);
+    let files = &args.files[..];
     let bar = Bar::for_inputs(files);
     opts.progress = bar.clone().map(|b| b as _);
     let outcome = match super::stdout_file() {

@@ -29,8 +29,8 @@ impl crate::choice::Choice for StatsFormat {
 pub struct StatsPrinter<W: Write> {
     w: W,
     format: StatsFormat,
-    /// The name the report gives the input (the last one read).
-    name: String,
+    /// The inputs read, in order (the report names the first and counts the others).
+    names: Vec<String>,
     /// An input was read: there are statistics to print.
     read: bool,
     pub stats: Stats,
@@ -41,9 +41,20 @@ impl<W: Write> StatsPrinter<W> {
         StatsPrinter {
             w,
             format,
-            name: String::new(),
+            names: Vec::new(),
             read: false,
             stats: Stats::new(),
+        }
+    }
+}
+
+impl<W: Write> StatsPrinter<W> {
+    /// `a.pcap`, or `a.pcap and 2 more` when several inputs were counted together.
+    fn label(&self) -> String {
+        match &self.names[..] {
+            [] => String::new(),
+            [one] => one.clone(),
+            [first, rest @ ..] => format!("{first} and {} more", rest.len()),
         }
     }
 }
@@ -64,7 +75,7 @@ impl<W: Write> Sink for StatsPrinter<W> {
             return Ok(());
         }
         self.read = true;
-        self.name = end.name.to_string();
+        self.names.push(end.name.to_string());
         if let Some(s) = end.summary {
             self.stats.capture(s);
         }
@@ -75,13 +86,17 @@ impl<W: Write> Sink for StatsPrinter<W> {
         if !self.read {
             return Ok(());
         }
+        let label = self.label();
         match self.format {
             StatsFormat::Json => {
-                serde_json::to_writer_pretty(&mut self.w, &to_json(&self.name, &self.stats))
-                    .map_err(io::Error::from)?;
+                let mut j = to_json(&label, &self.stats);
+                if self.names.len() > 1 {
+                    j["files"] = self.names.clone().into();
+                }
+                serde_json::to_writer_pretty(&mut self.w, &j).map_err(io::Error::from)?;
                 writeln!(self.w)?;
             }
-            StatsFormat::Text => write_text(&mut self.w, &self.name, &self.stats)?,
+            StatsFormat::Text => write_text(&mut self.w, &label, &self.stats)?,
         }
         self.w.flush()
     }

@@ -231,3 +231,51 @@ fn unreadable_inputs_exit_2_with_the_reason() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Several captures are counted together: tshark's request counts of each, summed, are the
+/// counts of one `stats` run over all of them (it used to take one file).
+#[test]
+fn several_captures_are_counted_together_as_tshark_counts_each() {
+    let paths = common::bundled_captures();
+    let mut theirs: BTreeMap<(i64, i64), u64> = BTreeMap::new();
+    let mut their_responses = 0u64;
+    for p in &paths {
+        for ((dir, k, v), n) in tshark_counts(p) {
+            if dir == "request" {
+                *theirs.entry((k, v)).or_default() += n;
+            } else {
+                their_responses += n;
+            }
+        }
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_kinspect"))
+        .args(["stats", "--format", "json"])
+        .args(&paths)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut ours: BTreeMap<(i64, i64), u64> = BTreeMap::new();
+    for a in v["apis"].as_array().unwrap() {
+        let n = a["requests"].as_u64().unwrap();
+        if n > 0 {
+            let key = (
+                a["api_key"].as_i64().unwrap(),
+                a["api_version"].as_i64().unwrap(),
+            );
+            *ours.entry(key).or_default() += n;
+        }
+    }
+    assert_eq!(ours, theirs);
+    assert_eq!(v["responses"].as_u64(), Some(their_responses));
+    let files: Vec<&str> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert_eq!(files.len(), paths.len());
+    assert_eq!(
+        v["file"].as_str(),
+        Some(&*format!("{} and {} more", files[0], paths.len() - 1))
+    );
+}
