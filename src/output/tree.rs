@@ -545,6 +545,13 @@ impl Rows<'_> {
     }
 }
 
+/// Whether `char::escape_debug` leaves ASCII byte `b` as it is.
+#[inline(always)]
+fn plain(b: u8) -> bool {
+    // `&`, not `&&`: no branches, so that the chunk scan vectorizes.
+    (b >= 0x20) & (b < 0x7f) & (b != b'"') & (b != b'\'') & (b != b'\\')
+}
+
 /// Writes a string literal for humans: quotes, escapes (as `char::escape_debug`), cut after
 /// `MAX_STR` characters. `bare` leaves out the first and the last character (the quotes, or
 /// the `)` after a cut string's length). Printable ASCII, the usual case, is copied in runs.
@@ -553,7 +560,16 @@ fn quote<W: Write + ?Sized>(w: &mut W, s: &str, bare: bool) -> io::Result<()> {
         w.write_all(b"\"")?;
     }
     let bytes = s.as_bytes();
-    let (mut i, mut run, mut chars) = (0, 0, 0);
+    // The leading run of plain ASCII (one character per byte), found a chunk at a time.
+    let head = bytes.get(..bytes.len().min(MAX_STR)).unwrap_or(bytes);
+    let mut i = 0;
+    for chunk in head.chunks_exact(16) {
+        if chunk.iter().fold(false, |acc, &b| acc | !plain(b)) {
+            break;
+        }
+        i += 16;
+    }
+    let (mut run, mut chars) = (0, i);
     while i < bytes.len() {
         if chars == MAX_STR {
             w.write_all(&bytes[run..i])?;
@@ -563,7 +579,7 @@ fn quote<W: Write + ?Sized>(w: &mut W, s: &str, bare: bool) -> io::Result<()> {
         }
         let b = bytes[i];
         chars += 1;
-        if (0x20..0x7f).contains(&b) && b != b'"' && b != b'\'' && b != b'\\' {
+        if plain(b) {
             i += 1;
             continue;
         }
@@ -583,4 +599,84 @@ fn quote<W: Write + ?Sized>(w: &mut W, s: &str, bare: bool) -> io::Result<()> {
         w.write_all(b"\"")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The literal as the printer wrote it before it streamed: `char::escape_debug` per
+    /// character (the oracle), cut after `MAX_STR` characters.
+    fn oracle(s: &str) -> String {
+        let mut out = String::from("\"");
+        for (i, c) in s.chars().enumerate() {
+            if i == MAX_STR {
+                out.push_str(&format!("\"… ({} chars)", s.chars().count()));
+                return out;
+            }
+            out.extend(c.escape_debug());
+        }
+        out.push('"');
+        out
+    }
+
+    #[test]
+    fn quote_escapes_as_escape_debug_and_cuts_after_max_str() {
+        let long_plain = "a".repeat(300);
+        let long_mixed = format!("{}é\"{}", "x".repeat(118), "y".repeat(10));
+        let cases = [
+            "",
+            "plain",
+            "it's \"q\" \\ done",
+            "tab\there\nnew\r\0\x7f\x01",
+            "é ü 日本 \u{301} \u{200b} 🦀",
+            long_plain.as_str(),
+            &long_plain[..MAX_STR],
+            &long_plain[..MAX_STR + 1],
+            long_mixed.as_str(),
+        ];
+        for s in cases {
+            let want = oracle(s);
+            let mut got = Vec::new();
+            quote(&mut got, s, false).unwrap();
+            assert_eq!(String::from_utf8(got).unwrap(), want, "{s:?}");
+            let mut bare = Vec::new();
+            quote(&mut bare, s, true).unwrap();
+            assert_eq!(
+                String::from_utf8(bare).unwrap(),
+                want[1..want.len() - 1],
+                "{s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn columns_match_the_format_widths() {
+        for (buf, off) in [
+            (0u16, 0u32),
+            (0, 0x12345),
+            (0, u32::MAX),
+            (3, 7),
+            (65535, 0xabcdef),
+        ] {
+            let mut got = Vec::new();
+            offset_col(&mut got, buf, off).unwrap();
+            let text = if buf == 0 {
+                format!("0x{off:04x}")
+            } else {
+                format!("{buf}+0x{off:04x}")
+            };
+            assert_eq!(String::from_utf8(got).unwrap(), format!("{text:>8}"));
+        }
+        for n in 0..=ROW {
+            let b: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(37)).collect();
+            let hex: Vec<String> = b.iter().map(|x| format!("{x:02x}")).collect();
+            let mut got = Vec::new();
+            hex_col(&mut got, &b).unwrap();
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                format!("{:<BYTES_W$}", hex.join(" "))
+            );
+        }
+    }
 }
