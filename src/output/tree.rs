@@ -313,10 +313,10 @@ impl Rows<'_> {
                 let count = self.t.children(id).count();
                 self.row(w, n.buf, n.offset, n.hdr as u32, depth, |w| {
                     self.put_label(w, label)?;
-                    let what = match (n.kind, n.value) {
-                        (_, Value::Null) | (Kind::Array, _) | (Kind::TaggedSection, _) => true,
-                        _ => false,
-                    };
+                    let what = matches!(
+                        (n.kind, n.value),
+                        (_, Value::Null) | (Kind::Array, _) | (Kind::TaggedSection, _)
+                    );
                     if label.is_some() && what {
                         put(w, " ")?;
                     }
@@ -548,8 +548,8 @@ impl Rows<'_> {
 /// Whether `char::escape_debug` leaves ASCII byte `b` as it is.
 #[inline(always)]
 fn plain(b: u8) -> bool {
-    // `&`, not `&&`: no branches, so that the chunk scan vectorizes.
-    (b >= 0x20) & (b < 0x7f) & (b != b'"') & (b != b'\'') & (b != b'\\')
+    // 0x20..0x7f, and `&`, not `&&`: no branches, so that the chunk scan vectorizes.
+    (b.wrapping_sub(0x20) < 0x5f) & (b != b'"') & (b != b'\'') & (b != b'\\')
 }
 
 /// Writes a string literal for humans: quotes, escapes (as `char::escape_debug`), cut after
