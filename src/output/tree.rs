@@ -165,6 +165,10 @@ struct Rows<'a> {
 /// Writes a string (every piece of a row goes straight to the output: no `format!` per node).
 #[inline]
 fn put<W: Write + ?Sized>(w: &mut W, s: &str) -> io::Result<()> {
+    // Colors are empty strings when off: not even a call for them.
+    if s.is_empty() {
+        return Ok(());
+    }
     w.write_all(s.as_bytes())
 }
 
@@ -176,6 +180,12 @@ fn int<W: Write + ?Sized>(w: &mut W, n: i64) -> io::Result<()> {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 const SPACES: [u8; 80] = [b' '; 80];
+/// The separator before a row's text and its indent (two spaces a level, 40 levels at most).
+const BAR_INDENT: [u8; 83] = {
+    let mut a = [b' '; 83];
+    a[1] = b'|';
+    a
+};
 
 /// Up to `ROW` bytes as `xx xx …`, padded with spaces to `BYTES_W`.
 fn hex_col<W: Write + ?Sized>(w: &mut W, b: &[u8]) -> io::Result<()> {
@@ -189,7 +199,7 @@ fn hex_col<W: Write + ?Sized>(w: &mut W, b: &[u8]) -> io::Result<()> {
 
 /// The offset column: `0x0004` or `2+0x0004` (buffer 2), right-aligned to 8.
 fn offset_col<W: Write + ?Sized>(w: &mut W, buf: u16, offset: u32) -> io::Result<()> {
-    let mut s = [0u8; 24];
+    let mut s = [b' '; 24];
     let mut i = s.len();
     let mut v = offset;
     let mut digits = 0;
@@ -215,9 +225,8 @@ fn offset_col<W: Write + ?Sized>(w: &mut W, buf: u16, offset: u32) -> io::Result
             }
         }
     }
-    let text = &s[i..];
-    w.write_all(&SPACES[..8usize.saturating_sub(text.len())])?;
-    w.write_all(text)
+    // Right-aligned to 8: the spaces are already there.
+    w.write_all(&s[i.min(s.len() - 8)..])
 }
 
 impl Rows<'_> {
@@ -241,8 +250,7 @@ impl Rows<'_> {
         put(w, p.reset())?;
         w.write_all(b" | ")?;
         hex_col(w, data.get(..data.len().min(ROW)).unwrap_or(&[]))?;
-        w.write_all(b" | ")?;
-        w.write_all(&SPACES[..2 * depth.min(40)])?;
+        w.write_all(&BAR_INDENT[..3 + 2 * depth.min(40)])?;
         text(w)?;
         w.write_all(b"\n")?;
         let rest = data.get(ROW..).unwrap_or(&[]);
