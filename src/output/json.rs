@@ -163,21 +163,39 @@ pub fn write_base64<W: Write + ?Sized>(w: &mut W, data: &[u8]) -> io::Result<()>
     w.write_all(b"\"")
 }
 
-/// Writes an integer in decimal without going through `fmt` (the printer's hottest path).
+/// Writes an integer in decimal without going through `fmt` (the printer's hottest path):
+/// two digits per division, one write.
+#[inline]
 pub fn write_int<W: Write + ?Sized>(w: &mut W, v: i64) -> io::Result<()> {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+    let mut n = v.unsigned_abs();
+    if n < 10 && v >= 0 {
+        return w.write_all(&[b'0' + n as u8]);
+    }
+    // 19 digits and a sign at most.
     let mut buf = [0u8; 20];
     let mut i = buf.len();
-    let mut n = v.unsigned_abs();
-    loop {
+    while n >= 100 {
+        let r = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[r..r + 2]);
+    }
+    if n >= 10 {
+        let r = n as usize * 2;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[r..r + 2]);
+    } else {
         i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        buf[i] = b'0' + n as u8;
     }
     if v < 0 {
-        w.write_all(b"-")?;
+        i -= 1;
+        buf[i] = b'-';
     }
     w.write_all(&buf[i..])
 }
@@ -434,7 +452,8 @@ impl Printer<'_> {
         w.write_all(b",\"length\":")?;
         write_int(w, n.len as i64)?;
         if n.buf != 0 {
-            write!(w, ",\"buffer\":{}", n.buf)?;
+            w.write_all(b",\"buffer\":")?;
+            write_int(w, n.buf as i64)?;
         }
         w.write_all(b",\"value\":")?;
         self.value(w, id, depth)?;

@@ -500,3 +500,16 @@ fn data_is_text_exactly_when_utf8() {
         }
     }
 }
+
+#[test]
+fn integers_print_as_fmt_does() {
+    let mut cases = vec![0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, i64::MAX, i64::MIN];
+    cases.extend((0..19).map(|e| 10i64.pow(e)));
+    cases.extend((1..19).map(|e| 10i64.pow(e) - 1));
+    cases.extend(cases.clone().iter().map(|v| v.saturating_neg()));
+    for v in cases {
+        let mut got = Vec::new();
+        write_int(&mut got, v).unwrap();
+        assert_eq!(String::from_utf8(got).unwrap(), v.to_string());
+    }
+}

@@ -91,20 +91,15 @@ pub fn write_pdu<W: Write + ?Sized>(
         };
         if t.nodes[0].hdr == 4 {
             if let Some(sp) = size_prefix(t) {
-                r.row(
-                    w,
-                    0,
-                    0,
-                    4,
-                    0,
-                    &format!(
-                        "{}size{} = {}{sp}{}",
-                        p.name(),
-                        p.reset(),
-                        p.number(),
-                        p.reset()
-                    ),
-                )?;
+                r.row(w, 0, 0, 4, 0, |w| {
+                    put(w, p.name())?;
+                    put(w, "size")?;
+                    put(w, p.reset())?;
+                    put(w, " = ")?;
+                    put(w, p.number())?;
+                    int(w, sp as i64)?;
+                    put(w, p.reset())
+                })?;
             }
         }
         if t.nodes[0].kind == Kind::Array {
@@ -167,43 +162,137 @@ struct Rows<'a> {
     pdu: &'a Pdu,
 }
 
+/// Writes a string (every piece of a row goes straight to the output: no `format!` per node).
+#[inline]
+fn put<W: Write + ?Sized>(w: &mut W, s: &str) -> io::Result<()> {
+    // Colors are empty strings when off: not even a call for them.
+    if s.is_empty() {
+        return Ok(());
+    }
+    w.write_all(s.as_bytes())
+}
+
+/// `n` in decimal.
+#[inline]
+fn int<W: Write + ?Sized>(w: &mut W, n: i64) -> io::Result<()> {
+    super::json::write_int(w, n)
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+const SPACES: [u8; 80] = [b' '; 80];
+/// The separator before a row's text and its indent (two spaces a level, 40 levels at most).
+const BAR_INDENT: [u8; 83] = {
+    let mut a = [b' '; 83];
+    a[1] = b'|';
+    a
+};
+
+/// Up to `ROW` bytes as `xx xx …`, padded with spaces to `BYTES_W`.
+fn hex_col<W: Write + ?Sized>(w: &mut W, b: &[u8]) -> io::Result<()> {
+    let mut line = [b' '; BYTES_W];
+    for (i, x) in b.iter().take(ROW).enumerate() {
+        line[i * 3] = HEX[(x >> 4) as usize];
+        line[i * 3 + 1] = HEX[(x & 15) as usize];
+    }
+    w.write_all(&line)
+}
+
+/// The offset column: `0x0004` or `2+0x0004` (buffer 2), right-aligned to 8.
+fn offset_col<W: Write + ?Sized>(w: &mut W, buf: u16, offset: u32) -> io::Result<()> {
+    let mut s = [b' '; 24];
+    let mut i = s.len();
+    let mut v = offset;
+    let mut digits = 0;
+    while v != 0 || digits < 4 {
+        i -= 1;
+        s[i] = HEX[(v & 15) as usize];
+        v >>= 4;
+        digits += 1;
+    }
+    i -= 2;
+    s[i] = b'0';
+    s[i + 1] = b'x';
+    if buf != 0 {
+        i -= 1;
+        s[i] = b'+';
+        let mut b = buf;
+        loop {
+            i -= 1;
+            s[i] = b'0' + (b % 10) as u8;
+            b /= 10;
+            if b == 0 {
+                break;
+            }
+        }
+    }
+    // Right-aligned to 8: the spaces are already there.
+    w.write_all(&s[i.min(s.len() - 8)..])
+}
+
 impl Rows<'_> {
-    /// One or two rows for `len` bytes at `offset` of buffer `buf`, with `text` on the first.
+    /// One or two rows for `len` bytes at `offset` of buffer `buf`, with the row's text (written
+    /// by `text`) on the first.
     fn row<W: Write + ?Sized>(
-        &mut self,
+        &self,
         w: &mut W,
         buf: u16,
         offset: u32,
         len: u32,
         depth: usize,
-        text: &str,
+        text: impl FnOnce(&mut W) -> io::Result<()>,
     ) -> io::Result<()> {
         let data = self
             .t
             .bytes(buf, crate::wire::tree::Span { start: offset, len });
         let p = self.p;
-        let off = if buf == 0 {
-            format!("0x{offset:04x}")
-        } else {
-            format!("{buf}+0x{offset:04x}")
-        };
-        let indent = "  ".repeat(depth.min(40));
-        let first = data.get(..data.len().min(ROW)).unwrap_or(&[]);
-        writeln!(
-            w,
-            "{}{off:>8}{} | {:<BYTES_W$} | {indent}{text}",
-            p.dim(),
-            p.reset(),
-            hex(first)
-        )?;
+        put(w, p.dim())?;
+        offset_col(w, buf, offset)?;
+        put(w, p.reset())?;
+        w.write_all(b" | ")?;
+        hex_col(w, data.get(..data.len().min(ROW)).unwrap_or(&[]))?;
+        w.write_all(&BAR_INDENT[..3 + 2 * depth.min(40)])?;
+        text(w)?;
+        w.write_all(b"\n")?;
         let rest = data.get(ROW..).unwrap_or(&[]);
         if !rest.is_empty() {
-            let col = if rest.len() <= ROW {
-                hex(rest)
+            w.write_all(b"         | ")?;
+            if rest.len() <= ROW {
+                hex_col(w, rest)?;
             } else {
-                format!("… {} more bytes", rest.len())
-            };
-            writeln!(w, "{:>8} | {col:<BYTES_W$} |", "")?;
+                // `… N more bytes`, padded to the column's width in characters.
+                let mut n = [0u8; 24];
+                let mut c = io::Cursor::new(&mut n[..]);
+                int(&mut c, rest.len() as i64)?;
+                let digits = c.position() as usize;
+                put(w, "… ")?;
+                w.write_all(&n[..digits])?;
+                w.write_all(b" more bytes")?;
+                let chars = 2 + digits + 11;
+                w.write_all(&SPACES[..BYTES_W.saturating_sub(chars)])?;
+            }
+            w.write_all(b" |\n")?;
+        }
+        Ok(())
+    }
+
+    /// The node's name, colored (nothing for an element or a tagged section).
+    fn label(&self, id: NodeId, n: &Node, element: bool) -> Option<&'static str> {
+        if element || n.kind == Kind::TaggedSection {
+            None
+        } else if id == 0 && n.name.is_empty() {
+            Some("batches")
+        } else if n.name.is_empty() {
+            Some("_")
+        } else {
+            Some(n.name)
+        }
+    }
+
+    fn put_label<W: Write + ?Sized>(&self, w: &mut W, label: Option<&str>) -> io::Result<()> {
+        if let Some(l) = label {
+            put(w, self.p.name())?;
+            put(w, l)?;
+            put(w, self.p.reset())?;
         }
         Ok(())
     }
@@ -217,53 +306,53 @@ impl Rows<'_> {
     ) -> io::Result<()> {
         let n = *self.t.node(id);
         let p = self.p;
-        let label = if element || n.kind == Kind::TaggedSection {
-            String::new()
-        } else {
-            format!(
-                "{}{}{}",
-                p.name(),
-                if id == 0 && n.name.is_empty() {
-                    "batches"
-                } else if n.name.is_empty() {
-                    "_"
-                } else {
-                    n.name
-                },
-                p.reset()
-            )
-        };
+        let label = self.label(id, &n, element);
         if depth > MAX_DEPTH {
-            return self.row(
-                w,
-                n.buf,
-                n.offset,
-                n.len,
-                depth,
-                &format!(
-                    "{label} {}(nested too deep to show){}",
-                    p.error(),
-                    p.reset()
-                ),
-            );
+            return self.row(w, n.buf, n.offset, n.len, depth, |w| {
+                self.put_label(w, label)?;
+                put(w, " ")?;
+                put(w, p.error())?;
+                put(w, "(nested too deep to show)")?;
+                put(w, p.reset())
+            });
         }
         match n.kind {
             Kind::Struct | Kind::Array | Kind::TaggedSection => {
                 let count = self.t.children(id).count();
-                let what = match (n.kind, n.value) {
-                    (_, Value::Null) => format!("{}null{}", p.null(), p.reset()),
-                    (Kind::Array, _) => format!("[{count}]"),
-                    (Kind::TaggedSection, _) => {
-                        format!("{count} tagged field{}", if count == 1 { "" } else { "s" })
+                self.row(w, n.buf, n.offset, n.hdr as u32, depth, |w| {
+                    self.put_label(w, label)?;
+                    let what = matches!(
+                        (n.kind, n.value),
+                        (_, Value::Null) | (Kind::Array, _) | (Kind::TaggedSection, _)
+                    );
+                    if label.is_some() && what {
+                        put(w, " ")?;
                     }
-                    _ => String::new(),
-                };
-                let text = match (label.is_empty(), what.is_empty()) {
-                    (true, _) => what,
-                    (false, true) => label,
-                    (false, false) => format!("{label} {what}"),
-                };
-                self.row(w, n.buf, n.offset, n.hdr as u32, depth, &text)?;
+                    match (n.kind, n.value) {
+                        (_, Value::Null) => {
+                            put(w, p.null())?;
+                            put(w, "null")?;
+                            put(w, p.reset())
+                        }
+                        (Kind::Array, _) => {
+                            put(w, "[")?;
+                            int(w, count as i64)?;
+                            put(w, "]")
+                        }
+                        (Kind::TaggedSection, _) => {
+                            int(w, count as i64)?;
+                            put(
+                                w,
+                                if count == 1 {
+                                    " tagged field"
+                                } else {
+                                    " tagged fields"
+                                },
+                            )
+                        }
+                        _ => Ok(()),
+                    }
+                })?;
                 // Children decoded from another buffer (decompressed records): the container's
                 // own bytes after its header are the compressed form; show them once here.
                 if let Some(other) = self
@@ -274,37 +363,48 @@ impl Rows<'_> {
                 {
                     let own = n.len.saturating_sub(n.hdr as u32);
                     if own > 0 {
-                        let note = format!(
-                            "{}({own} bytes, decoded below from buffer {other}){}",
-                            p.dim(),
-                            p.reset()
-                        );
-                        self.row(w, n.buf, n.offset + n.hdr as u32, own, depth + 1, &note)?;
+                        let at = n.offset + n.hdr as u32;
+                        self.row(w, n.buf, at, own, depth + 1, |w| {
+                            put(w, p.dim())?;
+                            put(w, "(")?;
+                            int(w, own as i64)?;
+                            put(w, " bytes, decoded below from buffer ")?;
+                            int(w, other as i64)?;
+                            put(w, ")")?;
+                            put(w, p.reset())
+                        })?;
                     }
                 }
                 for (i, c) in self.t.children(id).enumerate() {
                     if n.kind == Kind::Array {
-                        let cn = self.t.node(c);
+                        let cn = *self.t.node(c);
+                        let index = |w: &mut W| {
+                            put(w, p.name())?;
+                            put(w, "[")?;
+                            int(w, i as i64)?;
+                            put(w, "]")?;
+                            put(w, p.reset())
+                        };
                         if matches!(cn.kind, Kind::Struct | Kind::Array) {
-                            let is_null = cn.value == Value::Null;
-                            let t = format!(
-                                "{}[{i}]{}{}",
-                                p.name(),
-                                p.reset(),
-                                if is_null {
-                                    format!(" {}null{}", p.null(), p.reset())
-                                } else {
-                                    String::new()
+                            self.row(w, cn.buf, cn.offset, cn.hdr as u32, depth + 1, |w| {
+                                index(w)?;
+                                if cn.value == Value::Null {
+                                    put(w, " ")?;
+                                    put(w, p.null())?;
+                                    put(w, "null")?;
+                                    put(w, p.reset())?;
                                 }
-                            );
-                            self.row(w, cn.buf, cn.offset, cn.hdr as u32, depth + 1, &t)?;
+                                Ok(())
+                            })?;
                             for gc in self.t.children(c) {
                                 self.node(w, gc, depth + 2, false)?;
                             }
                         } else {
-                            let v = self.value(&cn.clone(), depth);
-                            let t = format!("{}[{i}]{} = {v}", p.name(), p.reset());
-                            self.row(w, cn.buf, cn.offset, cn.len, depth + 1, &t)?;
+                            self.row(w, cn.buf, cn.offset, cn.len, depth + 1, |w| {
+                                index(w)?;
+                                put(w, " = ")?;
+                                self.value(w, &cn, depth)
+                            })?;
                         }
                     } else {
                         self.node(w, c, depth + 1, false)?;
@@ -312,46 +412,57 @@ impl Rows<'_> {
                 }
                 Ok(())
             }
-            Kind::UnknownTag(tag) => {
-                let v = match n.value {
-                    Value::Bytes(s) => format!("{} bytes", s.len),
-                    _ => String::new(),
-                };
-                let text = format!(
-                    "{}tag {tag}{} {}(unknown){} = {v}",
-                    p.name(),
-                    p.reset(),
-                    p.warning(),
-                    p.reset()
-                );
-                self.row(w, n.buf, n.offset, n.len, depth, &text)
-            }
-            Kind::Error => {
-                let msg = match n.value {
-                    Value::Diag(i) => self
-                        .t
-                        .diags
-                        .get(i as usize)
-                        .map(|d| format!("{}[{}]: {}", d.severity.as_str(), d.code, d.message)),
-                    _ => None,
+            Kind::UnknownTag(tag) => self.row(w, n.buf, n.offset, n.len, depth, |w| {
+                put(w, p.name())?;
+                put(w, "tag ")?;
+                int(w, tag as i64)?;
+                put(w, p.reset())?;
+                put(w, " ")?;
+                put(w, p.warning())?;
+                put(w, "(unknown)")?;
+                put(w, p.reset())?;
+                put(w, " = ")?;
+                if let Value::Bytes(s) = n.value {
+                    int(w, s.len as i64)?;
+                    put(w, " bytes")?;
                 }
-                .unwrap_or_else(|| "undecodable".into());
-                let text = format!("{label} {}{msg}{} ({} bytes)", p.error(), p.reset(), n.len);
-                self.row(w, n.buf, n.offset, n.len, depth, &text)
-            }
-            Kind::Scalar => {
-                let v = self.value(&n, depth);
-                let text = match self.pdu.topic_name(id) {
-                    // Escaped as strings are (the name comes from the capture), unquoted.
-                    Some(name) => {
-                        let q = quote(name);
-                        let inner = q.get(1..q.len().saturating_sub(1)).unwrap_or(&q);
-                        format!("{label} = {v} ({inner})")
-                    }
-                    None => format!("{label} = {v}"),
+                Ok(())
+            }),
+            Kind::Error => self.row(w, n.buf, n.offset, n.len, depth, |w| {
+                self.put_label(w, label)?;
+                put(w, " ")?;
+                put(w, p.error())?;
+                let diag = match n.value {
+                    Value::Diag(i) => self.t.diags.get(i as usize),
+                    _ => None,
                 };
-                self.row(w, n.buf, n.offset, n.len, depth, &text)
-            }
+                match diag {
+                    Some(d) => {
+                        put(w, d.severity.as_str())?;
+                        put(w, "[")?;
+                        put(w, d.code)?;
+                        put(w, "]: ")?;
+                        put(w, &d.message)?;
+                    }
+                    None => put(w, "undecodable")?,
+                }
+                put(w, p.reset())?;
+                put(w, " (")?;
+                int(w, n.len as i64)?;
+                put(w, " bytes)")
+            }),
+            Kind::Scalar => self.row(w, n.buf, n.offset, n.len, depth, |w| {
+                self.put_label(w, label)?;
+                put(w, " = ")?;
+                self.value(w, &n, depth)?;
+                // Escaped as strings are (the name comes from the capture), unquoted.
+                if let Some(name) = self.pdu.topic_name(id) {
+                    put(w, " (")?;
+                    quote(w, name, true)?;
+                    put(w, ")")?;
+                }
+                Ok(())
+            }),
         }
     }
 
@@ -366,78 +477,214 @@ impl Rows<'_> {
         }
     }
 
-    fn value(&self, n: &Node, depth: usize) -> String {
+    fn value<W: Write + ?Sized>(&self, w: &mut W, n: &Node, depth: usize) -> io::Result<()> {
         let p = self.p;
         match n.value {
-            Value::None | Value::Null => format!("{}null{}", p.null(), p.reset()),
-            Value::Bool(b) => format!("{}{b}{}", p.number(), p.reset()),
-            Value::Int(i) => {
-                let extra = self
-                    .annotate_int(n.name, i)
-                    .map(|s| format!(" ({s})"))
-                    .unwrap_or_default();
-                format!("{}{i}{}{extra}", p.number(), p.reset())
+            Value::None | Value::Null => {
+                put(w, p.null())?;
+                put(w, "null")?;
+                put(w, p.reset())
             }
-            Value::Float(f) => format!("{}{f:?}{}", p.number(), p.reset()),
-            Value::Uuid(u) => format!("{}{}{}", p.string(), uuid_string(&u), p.reset()),
+            Value::Bool(b) => {
+                put(w, p.number())?;
+                put(w, if b { "true" } else { "false" })?;
+                put(w, p.reset())
+            }
+            Value::Int(i) => {
+                put(w, p.number())?;
+                int(w, i)?;
+                put(w, p.reset())?;
+                if let Some(s) = self.annotate_int(n.name, i) {
+                    put(w, " (")?;
+                    put(w, s)?;
+                    put(w, ")")?;
+                }
+                Ok(())
+            }
+            Value::Float(f) => {
+                put(w, p.number())?;
+                write!(w, "{f:?}")?;
+                put(w, p.reset())
+            }
+            Value::Uuid(u) => {
+                put(w, p.string())?;
+                put(w, &uuid_string(&u))?;
+                put(w, p.reset())
+            }
             Value::Str(s) => {
                 let text = String::from_utf8_lossy(self.t.bytes(n.buf, s));
-                format!("{}{}{}", p.string(), quote(&text), p.reset())
+                put(w, p.string())?;
+                quote(w, &text, false)?;
+                put(w, p.reset())
             }
             Value::Bytes(s) => {
                 let b = self.t.bytes(n.buf, s);
+                int(w, b.len() as i64)?;
+                put(w, " bytes")?;
                 if depth == 0 && n.name == "token" && !self.show_secrets {
                     if let Some(m) = crate::capture::mask_sasl_plain(b) {
-                        return format!(
-                            "{} bytes (SASL/PLAIN {}, password masked)",
-                            b.len(),
-                            quote(&String::from_utf8_lossy(&m))
-                        );
+                        put(w, " (SASL/PLAIN ")?;
+                        quote(w, &String::from_utf8_lossy(&m), false)?;
+                        put(w, ", password masked)")?;
                     }
                 }
-                format!("{} bytes", b.len())
+                Ok(())
             }
             Value::Data(s) => {
                 let b = self.t.bytes(n.buf, s);
                 match std::str::from_utf8(b) {
-                    Ok(text) => format!("{}{}{}", p.string(), quote(text), p.reset()),
-                    Err(_) => format!("{} bytes", b.len()),
+                    Ok(text) => {
+                        put(w, p.string())?;
+                        quote(w, text, false)?;
+                        put(w, p.reset())
+                    }
+                    Err(_) => {
+                        int(w, b.len() as i64)?;
+                        put(w, " bytes")
+                    }
                 }
             }
-            Value::Label(l) => l.to_string(),
-            Value::Diag(i) => self
-                .t
-                .diags
-                .get(i as usize)
-                .map(|d| d.code.to_string())
-                .unwrap_or_default(),
+            Value::Label(l) => put(w, l),
+            Value::Diag(i) => match self.t.diags.get(i as usize) {
+                Some(d) => put(w, d.code),
+                None => Ok(()),
+            },
         }
     }
 }
 
-/// A string literal for humans: quotes, escapes, cut after `MAX_STR` characters.
-fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len().min(MAX_STR) + 2);
-    out.push('"');
-    for (i, c) in s.chars().enumerate() {
-        if i == MAX_STR {
-            out.push_str("\"… (");
-            let _ = write!(out, "{} chars)", s.chars().count());
-            return out;
-        }
-        out.extend(c.escape_debug());
-    }
-    out.push('"');
-    out
+/// Whether `char::escape_debug` leaves ASCII byte `b` as it is.
+#[inline(always)]
+fn plain(b: u8) -> bool {
+    // 0x20..0x7f, and `&`, not `&&`: no branches, so that the chunk scan vectorizes.
+    (b.wrapping_sub(0x20) < 0x5f) & (b != b'"') & (b != b'\'') & (b != b'\\')
 }
 
-fn hex(b: &[u8]) -> String {
-    let mut s = String::with_capacity(b.len() * 3);
-    for (i, x) in b.iter().enumerate() {
-        if i > 0 {
-            s.push(' ');
-        }
-        let _ = write!(s, "{x:02x}");
+/// Writes a string literal for humans: quotes, escapes (as `char::escape_debug`), cut after
+/// `MAX_STR` characters. `bare` leaves out the first and the last character (the quotes, or
+/// the `)` after a cut string's length). Printable ASCII, the usual case, is copied in runs.
+fn quote<W: Write + ?Sized>(w: &mut W, s: &str, bare: bool) -> io::Result<()> {
+    if !bare {
+        w.write_all(b"\"")?;
     }
-    s
+    let bytes = s.as_bytes();
+    // The leading run of plain ASCII (one character per byte), found a chunk at a time.
+    let head = bytes.get(..bytes.len().min(MAX_STR)).unwrap_or(bytes);
+    let mut i = 0;
+    for chunk in head.chunks_exact(16) {
+        if chunk.iter().fold(false, |acc, &b| acc | !plain(b)) {
+            break;
+        }
+        i += 16;
+    }
+    let (mut run, mut chars) = (0, i);
+    while i < bytes.len() {
+        if chars == MAX_STR {
+            w.write_all(&bytes[run..i])?;
+            put(w, "\"… (")?;
+            int(w, s.chars().count() as i64)?;
+            return put(w, if bare { " chars" } else { " chars)" });
+        }
+        let b = bytes[i];
+        chars += 1;
+        if plain(b) {
+            i += 1;
+            continue;
+        }
+        w.write_all(&bytes[run..i])?;
+        let Some(c) = s.get(i..).and_then(|t| t.chars().next()) else {
+            break;
+        };
+        let mut enc = [0u8; 4];
+        for e in c.escape_debug() {
+            w.write_all(e.encode_utf8(&mut enc).as_bytes())?;
+        }
+        i += c.len_utf8();
+        run = i;
+    }
+    w.write_all(bytes.get(run..).unwrap_or(&[]))?;
+    if !bare {
+        w.write_all(b"\"")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The literal as the printer wrote it before it streamed: `char::escape_debug` per
+    /// character (the oracle), cut after `MAX_STR` characters.
+    fn oracle(s: &str) -> String {
+        let mut out = String::from("\"");
+        for (i, c) in s.chars().enumerate() {
+            if i == MAX_STR {
+                out.push_str(&format!("\"… ({} chars)", s.chars().count()));
+                return out;
+            }
+            out.extend(c.escape_debug());
+        }
+        out.push('"');
+        out
+    }
+
+    #[test]
+    fn quote_escapes_as_escape_debug_and_cuts_after_max_str() {
+        let long_plain = "a".repeat(300);
+        let long_mixed = format!("{}é\"{}", "x".repeat(118), "y".repeat(10));
+        let cases = [
+            "",
+            "plain",
+            "it's \"q\" \\ done",
+            "tab\there\nnew\r\0\x7f\x01",
+            "é ü 日本 \u{301} \u{200b} 🦀",
+            long_plain.as_str(),
+            &long_plain[..MAX_STR],
+            &long_plain[..MAX_STR + 1],
+            long_mixed.as_str(),
+        ];
+        for s in cases {
+            let want = oracle(s);
+            let mut got = Vec::new();
+            quote(&mut got, s, false).unwrap();
+            assert_eq!(String::from_utf8(got).unwrap(), want, "{s:?}");
+            let mut bare = Vec::new();
+            quote(&mut bare, s, true).unwrap();
+            assert_eq!(
+                String::from_utf8(bare).unwrap(),
+                want[1..want.len() - 1],
+                "{s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn columns_match_the_format_widths() {
+        for (buf, off) in [
+            (0u16, 0u32),
+            (0, 0x12345),
+            (0, u32::MAX),
+            (3, 7),
+            (65535, 0xabcdef),
+        ] {
+            let mut got = Vec::new();
+            offset_col(&mut got, buf, off).unwrap();
+            let text = if buf == 0 {
+                format!("0x{off:04x}")
+            } else {
+                format!("{buf}+0x{off:04x}")
+            };
+            assert_eq!(String::from_utf8(got).unwrap(), format!("{text:>8}"));
+        }
+        for n in 0..=ROW {
+            let b: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(37)).collect();
+            let hex: Vec<String> = b.iter().map(|x| format!("{x:02x}")).collect();
+            let mut got = Vec::new();
+            hex_col(&mut got, &b).unwrap();
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                format!("{:<BYTES_W$}", hex.join(" "))
+            );
+        }
+    }
 }
