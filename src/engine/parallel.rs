@@ -196,6 +196,9 @@ pub struct Shared {
     turn: Option<Arc<Turn>>,
     /// The buffer's length at which to look again whether to write.
     check_at: usize,
+    /// A JSON array printed on two threads: each element goes out after `,\n`, and the first
+    /// bytes to reach the file, whichever side printed them, become `[\n` (set once written).
+    opening: Option<Arc<AtomicBool>>,
 }
 
 impl Shared {
@@ -205,7 +208,14 @@ impl Shared {
             out,
             turn: None,
             check_at: WRITE_BYTES,
+            opening: None,
         }
+    }
+
+    /// From now on the first bytes written to the file, by this side or the other holding the
+    /// same `opened`, are a separator `,\n` that becomes `[\n` (see [`Shared::opening`]).
+    pub fn open_array_on_first_write(&mut self, opened: Arc<AtomicBool>) {
+        self.opening = Some(opened);
     }
 
     /// The same output for the worker's half: it writes only in its turn.
@@ -226,6 +236,13 @@ impl Shared {
     /// Writes what waits (the caller knows this side has the output).
     pub fn write_held(&mut self) -> io::Result<()> {
         if !self.buf.is_empty() {
+            if let Some(o) = &self.opening {
+                // In turn: no other write can come between the load and the store.
+                if !o.load(Ordering::Acquire) && self.buf.starts_with(b",\n") {
+                    self.buf[0] = b'[';
+                    o.store(true, Ordering::Release);
+                }
+            }
             self.out.write_all(&self.buf)?;
             self.buf.clear();
         }

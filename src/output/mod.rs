@@ -23,6 +23,7 @@ use crate::engine::parallel::{Shared, Turn};
 use crate::engine::{Half, Sink, Split};
 use crate::pdu::{Origin, Pdu};
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,6 +202,9 @@ pub struct Printer<W: Write> {
     summary: summary::State,
     /// The first timestamp read, for a worker's half ([`crate::engine::Split`]).
     first_ts: Option<i64>,
+    /// A JSON array printed on two threads: the elements both halves printed, and whether the
+    /// array's `[` has reached the output (see `engine::parallel::Shared`).
+    split_array: Option<(Arc<AtomicU64>, Arc<AtomicBool>)>,
 }
 
 impl<W: Write> Printer<W> {
@@ -215,11 +219,19 @@ impl<W: Write> Printer<W> {
             count: 0,
             summary: summary::State::default(),
             first_ts: None,
+            split_array: None,
         }
     }
 
     fn sep(&mut self) -> io::Result<()> {
         match self.o.format {
+            // On two threads every element follows `,\n`; the output's first becomes `[\n`.
+            Format::Json if self.split_array.is_some() => {
+                if let Some((n, _)) = &self.split_array {
+                    n.fetch_add(1, Ordering::Relaxed);
+                }
+                self.w.write_all(b",\n")
+            }
             Format::Json => self
                 .w
                 .write_all(if self.count == 0 { b"[\n" } else { b",\n" }),
@@ -290,8 +302,11 @@ impl<W: Write> Printer<W> {
 
     fn end(&mut self) -> io::Result<()> {
         if self.o.format == Format::Json {
-            self.w
-                .write_all(if self.count == 0 { b"[]\n" } else { b"\n]\n" })?;
+            let any = match &self.split_array {
+                Some((n, _)) => n.load(Ordering::Relaxed) > 0,
+                None => self.count > 0,
+            };
+            self.w.write_all(if any { b"\n]\n" } else { b"[]\n" })?;
         }
         self.w.flush()
     }
@@ -317,23 +332,39 @@ impl<W: Write> Sink for Printer<W> {
 }
 
 /// Printed on two threads: the worker's half prints its batches into its own buffer and writes
-/// them to the same file in its turn. A JSON array stays on one thread (its separators depend
-/// on whether anything came before, which only the batch knows), and so does a summary with
-/// delta times.
+/// them to the same file in its turn. In a JSON array every element follows `,\n` and the
+/// output's first bytes become `[\n` when they are written, in order, whichever side printed
+/// them. A summary with delta times stays on one thread.
 impl Split for Printer<Shared> {
     type Half = Printer<Shared>;
 
     fn fork(&mut self, turn: &Arc<Turn>) -> Option<Printer<Shared>> {
         let time = self.summary.time_format();
         // A summary's delta times count from the PDU shown before, which the other thread may
-        // be printing: those stay on one thread too.
-        if self.o.format == Format::Json
-            || (self.o.format == Format::Summary && time == time::TimeFormat::Delta)
-        {
+        // be printing: those stay on one thread.
+        if self.o.format == Format::Summary && time == time::TimeFormat::Delta {
             return None;
         }
-        let w = self.w.worker_side().ok()?;
+        let mut w = self.w.worker_side().ok()?;
         self.w.set_turn(Arc::clone(turn));
+        if self.o.format == Format::Json {
+            let count = self.count;
+            let (n, opened) = self
+                .split_array
+                .get_or_insert_with(|| {
+                    (
+                        Arc::new(AtomicU64::new(count)),
+                        Arc::new(AtomicBool::new(count > 0)),
+                    )
+                })
+                .clone();
+            self.w.open_array_on_first_write(Arc::clone(&opened));
+            w.open_array_on_first_write(Arc::clone(&opened));
+            let mut half = Printer::new(w, self.o);
+            half.split_array = Some((n, opened));
+            half.set_time_format(time);
+            return Some(half);
+        }
         let mut half = Printer::new(w, self.o);
         half.set_time_format(time);
         Some(half)

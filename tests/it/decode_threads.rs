@@ -1,5 +1,5 @@
-//! `decode --format jsonl` on two threads (the default on a two-core machine writing to a file
-//! or pipe) prints exactly what one thread prints, with every filter, several inputs at once,
+//! `decode --format jsonl` and `--format json` on two threads (the default on a two-core machine
+//! writing to a file or pipe) print exactly what one thread prints, with every filter, several inputs at once,
 //! annotations and each records mode, and exits with the same code. `KINSPECT_THREADS` picks.
 
 use crate::common;
@@ -32,9 +32,13 @@ fn two_threads_print_what_one_does_through_the_cli() {
     ];
     let mut inputs: Vec<Vec<&str>> = all.iter().map(|c| vec![*c]).collect();
     inputs.push(all.clone());
-    for files in &inputs {
+    // A JSON array on two threads: every element after `,\n`, the output's first made `[\n`.
+    for (files, format) in inputs
+        .iter()
+        .flat_map(|f| ["jsonl", "json"].map(|fmt| (f, fmt)))
+    {
         for flags in flag_sets {
-            let mut args = vec!["decode", "--format", "jsonl"];
+            let mut args = vec!["decode", "--format", format];
             args.extend_from_slice(flags);
             args.extend_from_slice(files);
             let one = run("1", &args);
