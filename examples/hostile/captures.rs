@@ -4,7 +4,7 @@
 //! scratch: 100k connections, out-of-order floods, 1-byte segments, size prefix 0x7fffffff,
 //! every link layer, pcapng, request floods).
 
-use crate::frames::{decode_output, exchange};
+use crate::frames::{decode_output, exchange, other_command};
 use crate::mutate::{self, pick, LIES32};
 use crate::run::{Case, Out};
 use kinspect::capture::testgen::{self, Conversation, Link, TcpPacket, ACK, PSH, SYN};
@@ -256,6 +256,8 @@ pub fn captures_case(i: u64, rng: &mut Rng, caps: &[(String, Vec<u8>)]) -> Case 
         } else {
             c.out = Out::Any;
         }
+    } else if rng.chance(3) {
+        other_command(&mut c, &mut args, rng, true);
     } else {
         args.push("decode".into());
         decode_output(&mut c, &mut args, rng);

@@ -364,3 +364,70 @@ pub fn hex_case(_i: u64, rng: &mut Rng) -> Case {
     c.file(name, text).args(args);
     c
 }
+
+/// The other ways in to the same decoding (`records`, `check`, `report`, Parquet tables, fields,
+/// display filters and request/response pairs), in place of `decode_output`'s plain `decode`:
+/// pushes the subcommand and its options (the caller adds the input). `for_captures` adds the
+/// ones that read only captures (`check`, `report`, `decode --check`).
+pub fn other_command(c: &mut Case, args: &mut Vec<String>, rng: &mut Rng, for_captures: bool) {
+    const FILTERS: &[&str] = &[
+        "api == Produce",
+        "error",
+        "topic contains \"o\" and partition >= 0",
+        "latency_us > 100 or !(direction == response)",
+        "client_id matches \"^rd.*(kafka)?$\"",
+        "body.Topics[].Name in {\"orders\", \"events\"}",
+        "api_key in {0..3, 18} && version >= 0",
+        "producer_id > 0 || transactional_id || group",
+    ];
+    let mut push = |a: &[&str]| args.extend(a.iter().map(|s| s.to_string()));
+    let pick_filter = |rng: &mut Rng| *pick(rng, FILTERS);
+    match rng.below(if for_captures { 9 } else { 6 }) {
+        0 => {
+            push(&["records", "-f", "jsonl"]);
+            c.out = Out::Jsonl;
+        }
+        1 => {
+            push(&["records", "--template", "%t %p %o %k %s %T %h\\n"]);
+            c.out = Out::Any;
+        }
+        2 => {
+            push(&["records", "-f", "parquet", "-o", "records.parquet"]);
+            c.out = Out::Any;
+        }
+        3 => {
+            push(&["decode", "-f", "parquet", "-o", "tables"]);
+            c.out = Out::Any;
+        }
+        4 => {
+            let f = pick_filter(rng);
+            push(&["decode", "-f", "jsonl", "-Y", f]);
+            c.out = Out::Jsonl;
+        }
+        5 => {
+            push(&[
+                "decode", "-f", "fields", "-e", "frame", "-e", "api", "-e", "topic", "-e", "error",
+            ]);
+            c.out = Out::Any;
+        }
+        6 => {
+            push(&["check", "-f", "jsonl"]);
+            c.out = Out::Jsonl;
+        }
+        7 => {
+            push(&["report", "-o", "report.html"]);
+            c.out = Out::Any;
+        }
+        _ => {
+            push(&["decode", "-f", "jsonl", "--check", "--pairs"]);
+            c.out = Out::Any;
+        }
+    }
+    if rng.chance(4) {
+        let f = pick_filter(rng);
+        args.extend(["-Y".to_string(), f.to_string()]);
+    }
+    if rng.chance(5) {
+        c.env.push(("KINSPECT_THREADS", "1".into()));
+    }
+}

@@ -4,7 +4,7 @@
 //! KRaft snapshots and quorum-state files written from scratch, then damaged, with the
 //! resync shapes that once made reading quadratic).
 
-use crate::frames::decode_output;
+use crate::frames::{decode_output, other_command};
 use crate::mutate::{self, pick};
 use crate::run::{Case, Out};
 use kinspect::capture::testgen::{self, Conversation, Link};
@@ -501,8 +501,13 @@ pub fn logs_case(i: u64, rng: &mut Rng) -> Case {
         mutate::bytes(&mut data, rng, 2);
         what += ", slightly mutated";
     }
-    let mut args: Vec<String> = vec!["decode".into()];
-    decode_output(&mut c, &mut args, rng);
+    let mut args: Vec<String> = Vec::new();
+    if rng.chance(3) {
+        other_command(&mut c, &mut args, rng, false);
+    } else {
+        args.push("decode".into());
+        decode_output(&mut c, &mut args, rng);
+    }
     if rng.chance(6) {
         args.extend([
             "--as".to_string(),
