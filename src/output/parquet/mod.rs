@@ -2,9 +2,12 @@
 //! (`records`) as Parquet files (cargo feature `parquet`), written row group by row group as the
 //! input streams, so memory stays flat however large the capture.
 //!
-//! Rows gather in Arrow builders and go to the file [`BATCH_ROWS`] at a time (or sooner, when
-//! their data reaches [`BATCH_BYTES`]); the writer closes a row group every [`ROW_GROUP_ROWS`]
-//! rows, or when what it holds reaches [`ROW_GROUP_BYTES`]. Snappy compression.
+//! Rows gather in Arrow builders (on both decoding threads: the sink splits) and go to the
+//! writer [`BATCH_ROWS`] at a time (or sooner, when their data reaches [`BATCH_BYTES`]), in input
+//! order; the writer encodes on a thread of its own (encoding and compression are half the work
+//! of a run) and closes a row group every [`ROW_GROUP_ROWS`] rows, or when what it holds reaches
+//! [`ROW_GROUP_BYTES`]. Snappy compression; record keys, values and header values plain, without
+//! dictionary or statistics (see `Table::create`).
 //!
 //! Where the files go ([`Layout`]): `-o out/` with one input writes `out/pdus.parquet` and
 //! `out/records.parquet`; with several inputs one file per input per table,
