@@ -180,5 +180,11 @@ pub(super) fn parquet_sink(path: &Path, inputs: usize, pdus: bool) -> Result<Par
         records: true,
     };
     let layout = Layout::for_output(path, inputs, tables)?;
-    Ok(ParquetSink::new(layout, tables))
+    let sink = ParquetSink::new(layout, tables);
+    // `KINSPECT_THREADS=1`: one thread, encoding too.
+    Ok(if super::threads() < 2 {
+        sink.on_one_thread()
+    } else {
+        sink
+    })
 }

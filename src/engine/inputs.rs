@@ -4,7 +4,7 @@
 //! Every input is read through one `Box<dyn Read>` chain (`open` → progress count → detection
 //! head), so a wrapping reader (a decompressor) goes in one place: [`Driver::input`].
 
-use super::{Driver, Input, Progress, Route, Sink};
+use super::{Driver, Input, Progress, Route};
 use crate::capture::{read_capture_to, CaptureSink, Event};
 use crate::input::hex::HexReader;
 use crate::input::packets::{link_type, PcapFromHex};
@@ -78,7 +78,7 @@ impl<R: Route> Driver<'_, R> {
         };
         let reader = io::Cursor::new(head).chain(reader);
         let info = super::InputInfo { name, kind };
-        let begun = self.route.sink().begin_input(&info);
+        let begun = self.route.begin_input(&info);
         self.wrote(begun);
         let r = match kind {
             InputKind::Pcap => self.capture(reader),

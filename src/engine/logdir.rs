@@ -3,7 +3,7 @@
 //! [`crate::records::logdir`] as notes placed at the index entry (`stream_offset` = its byte
 //! offset in the index file; the message names the file).
 
-use super::{Driver, InputInfo, Route, Sink};
+use super::{Driver, InputInfo, Route};
 use crate::input::InputKind;
 use crate::pdu::Origin;
 use crate::records::file::{decode_log_file, FileKind};
@@ -26,7 +26,7 @@ impl<R: Route> Driver<'_, R> {
             name: &name,
             kind: InputKind::Log,
         };
-        let begun = self.route.sink().begin_input(&info);
+        let begun = self.route.begin_input(&info);
         self.wrote(begun);
         let topic = crate::records::logdir::topic_of_folder(dir);
         let ctx = RecordsContext {

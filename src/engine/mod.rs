@@ -237,6 +237,11 @@ pub fn run_live<S: Sink + ?Sized>(
 pub(crate) trait Route {
     type Sink: Sink + ?Sized;
     fn sink(&mut self) -> &mut Self::Sink;
+    /// The sink hears of a new input, after everything of the inputs before was handed over
+    /// (so that a split sink's halves hold rows of one input each, the one it was told last).
+    fn begin_input(&mut self, info: &InputInfo<'_>) -> io::Result<()> {
+        self.sink().begin_input(info)
+    }
     /// Decodes a frame through the session and hands it to the sink if the filters show it.
     fn frame(
         &mut self,

@@ -498,6 +498,13 @@ impl<S: Split> Route for Parallel<'_, S> {
         self.sink
     }
 
+    /// The frames gathered of the input before go to the worker first: a batch handed over is
+    /// always of the input the sink heard of last.
+    fn begin_input(&mut self, info: &super::InputInfo<'_>) -> io::Result<()> {
+        self.send()?;
+        self.sink.begin_input(info)
+    }
+
     /// Decodes and shows a frame: in the worker's next batch when it is idle and the frame
     /// cannot change the session, else here (through `dl`, which learns from it).
     fn frame(

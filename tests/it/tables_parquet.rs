@@ -254,3 +254,53 @@ fn parquet_needs_an_output_path() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("-o PATH"));
 }
+
+/// Rows are routed to files by the input's number in the run, not by its path: given the same
+/// capture three times, each of the three files holds that capture's PDUs and records once (when
+/// rows were routed by path, a batch of the first input that came back from the worker after the
+/// second began went to the second's file).
+#[test]
+#[cfg_attr(
+    not(kinspect_duckdb),
+    ignore = "needs python3 with duckdb (pip install duckdb)"
+)]
+fn rows_are_routed_by_input_number_not_path_when_a_capture_is_given_twice() {
+    let cap = "captures/mock-kcat-gzip.pcap";
+    let dir = tmp("twice");
+    let d = dir.to_str().unwrap();
+    let o = kinspect(&["decode", "-f", "parquet", "-o", d, cap, cap, cap]);
+    assert!(
+        o.status.code().is_some_and(|c| c < 2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let s = stats(cap);
+    let pdus = s["requests"].as_i64().unwrap() + s["responses"].as_i64().unwrap()
+        - s["sasl_tokens"].as_i64().unwrap()
+        - s["unidentified"].as_i64().unwrap();
+    let records = {
+        let o = kinspect(&["records", "-f", "jsonl", cap]);
+        stdout(&o).lines().count() as i64
+    };
+    assert!(records > 0, "{cap} has records");
+    let files = [
+        "mock-kcat-gzip-2.parquet",
+        "mock-kcat-gzip-3.parquet",
+        "mock-kcat-gzip.parquet",
+    ];
+    for (table, count, want) in [
+        ("pdus", "count(*) filter (api_key is not null)", pdus),
+        ("records", "count(*)", records),
+    ] {
+        let rows = duckdb(&format!(
+            "select parse_filename(filename), {count} \
+             from read_parquet('{d}/{table}/*.parquet', filename = true) group by all order by all"
+        ));
+        let want: Vec<Vec<J>> = files
+            .iter()
+            .map(|f| vec![J::from(*f), J::from(want)])
+            .collect();
+        assert_eq!(rows, want, "{table}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -2,9 +2,12 @@
 //! (`records`) as Parquet files (cargo feature `parquet`), written row group by row group as the
 //! input streams, so memory stays flat however large the capture.
 //!
-//! Rows gather in Arrow builders and go to the file [`BATCH_ROWS`] at a time (or sooner, when
-//! their data reaches [`BATCH_BYTES`]); the writer closes a row group every [`ROW_GROUP_ROWS`]
-//! rows, or when what it holds reaches [`ROW_GROUP_BYTES`]. Snappy compression.
+//! Rows gather in Arrow builders (on both decoding threads: the sink splits) and go to the
+//! writer [`BATCH_ROWS`] at a time (or sooner, when their data reaches [`BATCH_BYTES`]), in input
+//! order; the writer encodes on a thread of its own (encoding and compression are half the work
+//! of a run) and closes a row group every [`ROW_GROUP_ROWS`] rows, or when what it holds reaches
+//! [`ROW_GROUP_BYTES`]. Snappy compression; record keys, values and header values plain, without
+//! dictionary or statistics (see `Table::create`).
 //!
 //! Where the files go ([`Layout`]): `-o out/` with one input writes `out/pdus.parquet` and
 //! `out/records.parquet`; with several inputs one file per input per table,
@@ -37,10 +40,13 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, SyncSender};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 mod rows;
 use rows::{other, take};
@@ -54,6 +60,10 @@ pub const BATCH_BYTES: usize = 8 << 20;
 pub const ROW_GROUP_ROWS: usize = 128 * 1024;
 /// A row group is closed early once the writer holds this much of it.
 pub const ROW_GROUP_BYTES: usize = 64 << 20;
+
+/// The columns that hold payload bytes (paths in the Parquet schema): written plain, without
+/// statistics (see [`Table::create`]).
+const PAYLOAD_COLUMNS: &[&[&str]] = &[&["key"], &["value"], &["headers", "list", "item", "value"]];
 
 /// Which tables a run writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,11 +116,21 @@ impl Table {
         }
         let file = std::fs::File::create(path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
             .set_max_row_group_size(ROW_GROUP_ROWS)
-            .set_created_by(format!("kinspect {}", env!("CARGO_PKG_VERSION")))
-            .build();
+            .set_created_by(format!("kinspect {}", env!("CARGO_PKG_VERSION")));
+        // Payload bytes (record keys, values, header values) seldom repeat and nobody filters
+        // on their min/max: a dictionary would hash every byte only to be abandoned at its size
+        // limit, and statistics would compare every value. Plain, no statistics. The other
+        // columns (names, addresses, codes) repeat a lot: dictionary and page statistics.
+        for col in PAYLOAD_COLUMNS {
+            let path = ColumnPath::from(col.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+            props = props
+                .set_column_dictionary_enabled(path.clone(), false)
+                .set_column_statistics_enabled(path, EnabledStatistics::None);
+        }
+        let props = props.build();
         let writer = ArrowWriter::try_new(file, schema, Some(props)).map_err(other)?;
         Ok(Table { writer })
     }
@@ -163,26 +183,173 @@ impl Files {
     }
 }
 
-/// Writes the `pdus` and `records` tables of a run; a sink (that splits over two threads: the
-/// worker's half gathers rows, this side writes them in input order).
+/// What the writer is asked to do, in input order. Files are named by a run-local id: the
+/// number of the input they belong to (0 for the one folder or file of a run that is not laid
+/// out per input), never by the input's name, which two inputs may share (`a.pcap a.pcap`).
+enum Job {
+    Open(usize, Box<Files>),
+    Write(usize, Pending),
+    Close(usize),
+    /// Close every file and stop (the worker's half may still hold a sender).
+    End,
+}
+
+/// The open files, by id.
+#[derive(Default)]
+struct Store {
+    files: Vec<(usize, Files)>,
+}
+
+impl Store {
+    fn apply(&mut self, job: Job) -> io::Result<()> {
+        match job {
+            Job::Open(id, f) => self.files.push((id, *f)),
+            Job::Write(id, pending) => match self.files.iter_mut().find(|(i, _)| *i == id) {
+                Some((_, f)) => f.write(pending)?,
+                None => {
+                    return Err(other(format!(
+                        "rows for input {id}, whose files are closed"
+                    )))
+                }
+            },
+            Job::Close(id) => {
+                if let Some(i) = self.files.iter().position(|(n, _)| *n == id) {
+                    self.files.remove(i).1.close()?;
+                }
+            }
+            Job::End => self.close_all()?,
+        }
+        Ok(())
+    }
+
+    fn close_all(&mut self) -> io::Result<()> {
+        let mut r = Ok(());
+        for (_, mut f) in self.files.drain(..) {
+            let c = f.close();
+            if r.is_ok() {
+                r = c;
+            }
+        }
+        r
+    }
+}
+
+/// Jobs the writer thread may have waiting: with [`BATCH_BYTES`] a batch, what the rows being
+/// encoded hold stays a few batches whatever the input's size.
+const QUEUED: usize = 2;
+
+/// Encodes and writes the files: on a thread of its own (Parquet encoding and compression is
+/// about half the work of a run, and the reading thread's is the other half), or here.
+enum Writer {
+    Thread {
+        jobs: Option<SyncSender<Job>>,
+        thread: Option<JoinHandle<io::Result<()>>>,
+    },
+    Here(Store),
+}
+
+impl Writer {
+    fn new(thread: bool) -> Writer {
+        if !thread {
+            return Writer::Here(Store::default());
+        }
+        let (tx, rx) = mpsc::sync_channel::<Job>(QUEUED);
+        let spawned = std::thread::Builder::new()
+            .name("kinspect-parquet".into())
+            .spawn(move || {
+                let mut store = Store::default();
+                for job in rx {
+                    let end = matches!(job, Job::End);
+                    if let Err(e) = store.apply(job) {
+                        let _ = store.close_all();
+                        return Err(e);
+                    }
+                    if end {
+                        break;
+                    }
+                }
+                store.close_all()
+            });
+        match spawned {
+            Ok(t) => Writer::Thread {
+                jobs: Some(tx),
+                thread: Some(t),
+            },
+            Err(_) => Writer::Here(Store::default()),
+        }
+    }
+
+    fn send(&mut self, job: Job) -> io::Result<()> {
+        match self {
+            Writer::Here(store) => store.apply(job),
+            Writer::Thread { jobs, .. } => {
+                let sent = jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
+                if sent {
+                    Ok(())
+                } else {
+                    // The thread stopped on an error: that error.
+                    Err(self
+                        .join()
+                        .err()
+                        .unwrap_or_else(|| other("the writer stopped")))
+                }
+            }
+        }
+    }
+
+    /// Where another thread hands its rows (when the files are written on a thread of their own).
+    fn sender(&self) -> Option<SyncSender<Job>> {
+        match self {
+            Writer::Thread { jobs, .. } => jobs.clone(),
+            Writer::Here(_) => None,
+        }
+    }
+
+    /// Closes every file (and waits for the thread to have written them).
+    fn join(&mut self) -> io::Result<()> {
+        match self {
+            Writer::Here(store) => store.close_all(),
+            Writer::Thread { jobs, thread } => {
+                if let Some(j) = jobs.take() {
+                    let _ = j.send(Job::End);
+                }
+                match thread.take().map(JoinHandle::join) {
+                    Some(Ok(r)) => r,
+                    Some(Err(_)) => Err(other("the writer thread panicked")),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// Writes the `pdus` and `records` tables of a run; a sink that splits over two threads (the
+/// worker's half gathers rows of its batches, this side hands them to the writer in input
+/// order), and encodes on a third (see [`ParquetSink::on_one_thread`]).
 ///
-/// With a file per input, rows go to the files of the input they name, and an input's files
-/// stay open until a later input's batch comes back from the worker (the worker may still hold,
-/// or be about to get, a batch of the input before), or until [`KEEP_OPEN`] newer inputs began.
+/// With a file per input, rows go to the files of the input they were read from, by the input's
+/// number in the run. An input's files close once no rows of it can come any more: when a later
+/// input begins and no batch of it is at the worker, or when the worker's batch comes back.
 pub struct ParquetSink {
     layout: Layout,
     tables: Tables,
     rows: Rows,
-    /// Open files by input name, oldest first (one entry unless `PerInput`).
-    files: Vec<(String, Files)>,
+    writer: Writer,
+    /// The number of the input being read (counted from 0; stays 0 unless `PerInput`).
+    current: usize,
+    /// Inputs began so far.
+    begun: usize,
+    /// The inputs whose files are open, oldest first.
+    open: Vec<usize>,
+    /// The input of the batch at the worker, if one is.
+    at_worker: Option<usize>,
+    /// When the worker has the output (its half hands rows to the writer in its turn).
+    turn: Option<Arc<Turn>>,
     /// Names given to per-input files so far.
     names: Vec<String>,
     /// Files written, in order.
     pub written: Vec<PathBuf>,
 }
-
-/// Inputs whose files are kept open at most.
-const KEEP_OPEN: usize = 3;
 
 impl ParquetSink {
     pub fn new(layout: Layout, tables: Tables) -> ParquetSink {
@@ -190,10 +357,22 @@ impl ParquetSink {
             layout,
             tables,
             rows: Rows::new(tables),
-            files: Vec::new(),
+            writer: Writer::new(true),
+            current: 0,
+            begun: 0,
+            open: Vec::new(),
+            at_worker: None,
+            turn: None,
             names: Vec::new(),
             written: Vec::new(),
         }
+    }
+
+    /// Encodes on the calling thread, not on a thread of its own.
+    pub fn on_one_thread(mut self) -> ParquetSink {
+        let _ = self.writer.join();
+        self.writer = Writer::new(false);
+        self
     }
 
     fn open(&mut self, input: &str) -> io::Result<()> {
@@ -226,36 +405,36 @@ impl ParquetSink {
             files.records = Some(Table::create(&r, records_schema())?);
             self.written.push(r);
         }
-        self.files.push((input.to_string(), files));
-        Ok(())
+        self.open.push(self.current);
+        self.writer.send(Job::Open(self.current, Box::new(files)))
     }
 
-    /// Writes rows to the files of their input (the newest files when those are closed).
-    fn route(&mut self, input: &str, pending: Pending) -> io::Result<()> {
-        let i = self
-            .files
-            .iter()
-            .rposition(|(n, _)| n == input)
-            .or(self.files.len().checked_sub(1));
-        match i {
-            Some(i) => self.files[i].1.write(pending),
-            None => Ok(()),
-        }
-    }
-
-    /// Writes what this side gathered.
+    /// Hands what this side gathered to the writer, after the worker's batch if the worker has
+    /// the output (this side's rows come after the batch's).
     fn write_rows(&mut self) -> io::Result<()> {
         let pending = take(&mut self.rows)?;
-        let input = self.rows.input.clone();
-        self.route(&input, pending)
+        if pending.0.is_none() && pending.1.is_none() {
+            return Ok(());
+        }
+        if let Some(t) = self.turn.as_ref().filter(|t| t.busy()) {
+            t.wait_idle();
+        }
+        self.writer.send(Job::Write(self.current, pending))
     }
 
-    /// Closes the files of the inputs before `input`'s.
-    fn close_before(&mut self, input: &str) -> io::Result<()> {
-        if let Some(i) = self.files.iter().rposition(|(n, _)| n == input) {
-            for (_, mut f) in self.files.drain(..i) {
-                f.close()?;
-            }
+    /// Closes the files of inputs no more rows can come for: those before the current one but
+    /// the worker's.
+    fn close_done(&mut self) -> io::Result<()> {
+        let (current, at_worker) = (self.current, self.at_worker);
+        let done: Vec<usize> = self
+            .open
+            .iter()
+            .copied()
+            .filter(|&i| i < current && Some(i) != at_worker)
+            .collect();
+        self.open.retain(|i| !done.contains(i));
+        for id in done {
+            self.writer.send(Job::Close(id))?;
         }
         Ok(())
     }
@@ -263,24 +442,21 @@ impl ParquetSink {
 
 impl Sink for ParquetSink {
     fn begin_input(&mut self, input: &InputInfo<'_>) -> io::Result<()> {
-        if self.files.is_empty() || matches!(self.layout, Layout::PerInput(_)) {
+        let per_input = matches!(self.layout, Layout::PerInput(_));
+        if self.begun == 0 || per_input {
             self.write_rows()?;
-            input.name.clone_into(&mut self.rows.input);
-            self.open(input.name)?;
-            while self.files.len() > KEEP_OPEN {
-                let (_, mut f) = self.files.remove(0);
-                f.close()?;
+            if per_input {
+                self.current = self.begun;
             }
+            self.open(input.name)?;
+            self.close_done()?;
         }
+        self.begun += 1;
         input.name.clone_into(&mut self.rows.input);
         Ok(())
     }
 
     fn pdu(&mut self, pdu: &Pdu, input: Option<&str>) -> io::Result<()> {
-        // Rows of one input only in a batch: another input's rows go to other files.
-        if input.is_some_and(|i| i != self.rows.input) {
-            self.write_rows()?;
-        }
         self.rows.push(pdu, input);
         if self.rows.full() {
             self.write_rows()?;
@@ -302,35 +478,44 @@ impl Sink for ParquetSink {
             self.open("stdin")?;
         }
         self.write_rows()?;
-        for (_, mut f) in self.files.drain(..) {
-            f.close()?;
-        }
-        Ok(())
+        self.open.clear();
+        self.writer.join()
+    }
+}
+
+impl Drop for ParquetSink {
+    fn drop(&mut self) {
+        let _ = self.writer.join();
     }
 }
 
 impl Split for ParquetSink {
     type Half = Rows;
 
-    fn fork(&mut self, _turn: &Arc<Turn>) -> Option<Rows> {
-        Some(Rows::new(self.tables))
+    /// The worker's half hands its rows to the writer itself, so there is a half only when the
+    /// files are written on a thread of their own.
+    fn fork(&mut self, turn: &Arc<Turn>) -> Option<Rows> {
+        let to = self.writer.sender()?;
+        self.turn = Some(Arc::clone(turn));
+        let mut half = Rows::new(self.tables);
+        half.to = Some(to);
+        Some(half)
     }
 
-    /// Rows gathered here come before the batch: they go to the file first.
+    /// Rows gathered here come before the batch: they go to the writer first. The batch is of
+    /// the current input (the engine hands a batch over before the next input begins).
     fn hand_over(&mut self, half: &mut Rows) -> io::Result<()> {
         half.input.clone_from(&self.rows.input);
-        self.write_rows()
+        half.id = self.current;
+        self.write_rows()?;
+        self.at_worker = Some(self.current);
+        Ok(())
     }
 
-    /// The batch's rows, in input order; rows gathered here meanwhile come after them. Earlier
-    /// inputs get no more rows: their files close.
-    fn take_back(&mut self, half: &mut Rows) -> io::Result<()> {
-        let pending = take(half)?;
-        let input = half.input.clone();
-        self.route(&input, pending)?;
-        if matches!(self.layout, Layout::PerInput(_)) && self.rows.input == input {
-            self.close_before(&input)?;
-        }
-        Ok(())
+    /// The half has handed the batch's rows to the writer in its turn. Inputs before the
+    /// current one get no more rows: their files close.
+    fn take_back(&mut self, _half: &mut Rows) -> io::Result<()> {
+        self.at_worker = None;
+        self.close_done()
     }
 }

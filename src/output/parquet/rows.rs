@@ -1,6 +1,6 @@
 //! The tables' schemas, and the Arrow builders rows gather in before they are written.
 
-use super::{Pending, Tables, BATCH_BYTES, BATCH_ROWS};
+use super::{Job, Pending, Tables, BATCH_BYTES, BATCH_ROWS};
 use crate::capture::stats::Stats;
 use crate::diag::{Diagnostic, Severity};
 use crate::engine::{Half, Sink};
@@ -17,6 +17,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use std::fmt::Write as _;
 use std::io;
+use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 
 pub(super) fn other(e: impl std::fmt::Display) -> io::Error {
@@ -306,6 +307,8 @@ pub struct RecordRows {
     crc_ok: BooleanBuilder,
     rows: usize,
     bytes: usize,
+    /// The client address of the PDU whose records are being pushed.
+    client_text: String,
 }
 
 impl Default for RecordRows {
@@ -343,6 +346,7 @@ impl Default for RecordRows {
             crc_ok: BooleanBuilder::new(),
             rows: 0,
             bytes: 0,
+            client_text: String::new(),
         }
     }
 }
@@ -350,13 +354,20 @@ impl Default for RecordRows {
 impl RecordRows {
     /// Every record of `pdu`.
     pub fn push_pdu(&mut self, pdu: &Pdu, input: &str) {
+        // The client's address once per PDU, not formatted again for each of its records.
+        let mut client = std::mem::take(&mut self.client_text);
+        client.clear();
+        if let Some(c) = &pdu.origin.conn {
+            let _ = write!(client, "{}", c.client);
+        }
         let _ = each_record(pdu, log_place(input), &mut |r| {
-            self.push(pdu, input, r);
+            self.push(pdu, input, &client, r);
             Ok(())
         });
+        self.client_text = client;
     }
 
-    fn push(&mut self, pdu: &Pdu, input: &str, r: &Record<'_>) {
+    fn push(&mut self, pdu: &Pdu, input: &str, client: &str, r: &Record<'_>) {
         let o = &pdu.origin;
         let log = pdu.api_key.is_none() && o.frame.is_none();
         self.input.append_value(input);
@@ -369,10 +380,7 @@ impl RecordRows {
         self.direction
             .append_option(pdu.direction.map(|d| d.as_str()));
         match &o.conn {
-            Some(c) => {
-                let _ = write!(self.client, "{}", c.client);
-                self.client.append_value("");
-            }
+            Some(_) => self.client.append_value(client),
             None => self.client.append_null(),
         }
         self.client_id.append_option(client_id(pdu));
@@ -413,6 +421,12 @@ impl RecordRows {
     }
 
     fn finish(&mut self) -> io::Result<RecordBatch> {
+        // The next batch's keys and values likely take what this one's did: room for them now,
+        // not grown by doubling (every doubling copies what the buffer held).
+        let presized = |b: &BinaryBuilder| {
+            BinaryBuilder::with_capacity(self.rows, b.values_slice().len().min(BATCH_BYTES))
+        };
+        let (key, value) = (presized(&self.key), presized(&self.value));
         let cols: Vec<ArrayRef> = vec![
             Arc::new(self.input.finish()),
             Arc::new(self.frame.finish()),
@@ -438,6 +452,8 @@ impl RecordRows {
             Arc::new(self.magic.finish()),
             Arc::new(self.crc_ok.finish()),
         ];
+        self.key = key;
+        self.value = value;
         self.rows = 0;
         self.bytes = 0;
         RecordBatch::try_new(records_schema(), cols).map_err(other)
@@ -451,6 +467,10 @@ pub struct Rows {
     records: Option<Box<RecordRows>>,
     /// The input being read (named in every row).
     pub(super) input: String,
+    /// The worker's half: the writer it hands its rows to itself, in its turn, and the number
+    /// of the input its batch is of (set as the batch is handed over).
+    pub(super) to: Option<SyncSender<Job>>,
+    pub(super) id: usize,
 }
 
 impl Rows {
@@ -459,6 +479,19 @@ impl Rows {
             pdus: tables.pdus.then(Box::default),
             records: tables.records.then(Box::default),
             input: String::new(),
+            to: None,
+            id: 0,
+        }
+    }
+
+    /// Hands the rows gathered to the writer (the worker's half only).
+    fn send(&mut self) -> io::Result<()> {
+        let pending = take(self)?;
+        match &self.to {
+            Some(to) if pending.0.is_some() || pending.1.is_some() => to
+                .send(Job::Write(self.id, pending))
+                .map_err(|_| other("the writer stopped")),
+            _ => Ok(()),
         }
     }
 
@@ -488,8 +521,12 @@ impl Rows {
 }
 
 impl Sink for Rows {
+    /// The worker has the output for its whole batch: full rows go to the writer at once.
     fn pdu(&mut self, pdu: &Pdu, input: Option<&str>) -> io::Result<()> {
         self.push(pdu, input);
+        if self.full() {
+            self.send()?;
+        }
         Ok(())
     }
 
@@ -499,8 +536,10 @@ impl Sink for Rows {
 }
 
 impl Half for Rows {
+    /// The batch's rows go to the writer before the output's turn goes back to the reading
+    /// thread, whose rows gathered meanwhile come after them.
     fn end_batch(&mut self) -> io::Result<()> {
-        Ok(())
+        self.send()
     }
 }
 
