@@ -16,9 +16,11 @@
 //! Keys, values and header values: in JSON `{"text": …}` when valid UTF-8, else
 //! `{"base64": …}` (the decode output's convention), `null` when null. In a line: the text with
 //! control characters escaped (`\n`, `\t`, `\r`, `\\`, `\xNN`) so that a record stays one line,
-//! `0x` and lowercase hex when not UTF-8, `NULL` when null (kcat's `-Z`). Control records and
-//! internal-topic records (consumer offsets, cluster metadata) show their key and value bytes;
-//! `kinspect decode` shows them decoded.
+//! `0x` and lowercase hex when not UTF-8, `NULL` when null (kcat's `-Z`). A key or value the
+//! decoder read with a schema (control records, internal-topic records such as consumer offsets
+//! and cluster metadata, `--as TYPE`) is shown decoded instead: in JSON as `key_decoded` /
+//! `value_decoded` (the decode output's JSON of the struct) beside the bytes, in a line as that
+//! JSON, compact, in place of the bytes (`%K`/`%S` still count the bytes).
 
 use crate::pdu::{Direction, Pdu};
 use crate::wire::tree::{Entity, Kind, NodeId, Tree, Value};
@@ -52,6 +54,10 @@ pub struct Record<'a> {
     /// `None` when the key is null.
     pub key: Option<&'a [u8]>,
     pub value: Option<&'a [u8]>,
+    /// The key and value decoded into a struct (control records, internal topics' records,
+    /// `--as`): the tree node, printed as its JSON in place of the bytes.
+    pub key_decoded: Option<NodeId>,
+    pub value_decoded: Option<NodeId>,
     /// The record's `Headers` array node (v2 records).
     pub headers: Option<NodeId>,
     pub producer_id: Option<i64>,
@@ -100,6 +106,12 @@ fn data_of(t: &Tree, id: NodeId) -> Option<&[u8]> {
             Some(t.bytes(n.buf, crate::wire::tree::Span { start, len }))
         }
     }
+}
+
+/// A key or value the decoder read as a struct (not plain bytes, not null).
+fn decoded(t: &Tree, id: NodeId) -> bool {
+    let n = t.node(id);
+    n.kind == Kind::Struct && n.value != Value::Null
 }
 
 fn int(t: &Tree, id: NodeId, name: &str) -> Option<i64> {
@@ -263,6 +275,8 @@ fn batch_v2<'a>(
         timestamp_type: attr_label("TimestampType").unwrap_or("CreateTime"),
         key: None,
         value: None,
+        key_decoded: None,
+        value_decoded: None,
         headers: None,
         producer_id: int(t, b, "ProducerId"),
         producer_epoch: int(t, b, "ProducerEpoch"),
@@ -296,6 +310,8 @@ fn batch_v2<'a>(
         rec.timestamp = ts;
         rec.key = key.and_then(|k| data_of(t, k));
         rec.value = value.and_then(|v| data_of(t, v));
+        rec.key_decoded = key.filter(|&k| decoded(t, k));
+        rec.value_decoded = value.filter(|&v| decoded(t, v));
         rec.headers = headers;
         rec.sequence = base_seq.map(|s| {
             if s < 0 {
@@ -354,6 +370,8 @@ fn legacy<'a>(
         },
         key: t.child(m, "Key").and_then(|k| data_of(t, k)),
         value: t.child(m, "Value").and_then(|v| data_of(t, v)),
+        key_decoded: t.child(m, "Key").filter(|&k| decoded(t, k)),
+        value_decoded: t.child(m, "Value").filter(|&v| decoded(t, v)),
         headers: None,
         producer_id: None,
         producer_epoch: None,

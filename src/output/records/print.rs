@@ -5,7 +5,7 @@ use super::{each_record, log_place, Record};
 use crate::diag::Diagnostic;
 use crate::engine::parallel::{Shared, Turn};
 use crate::engine::{Half, InputInfo, Sink, Split};
-use crate::output::json::{write_base64, write_int, write_str};
+use crate::output::json::{write_base64, write_int, write_str, write_value, JsonOptions};
 use crate::pdu::{Origin, Pdu};
 use crate::wire::tree::Value;
 use std::io::{self, Write};
@@ -374,8 +374,14 @@ fn write_code<W: Write + ?Sized>(
             None => w.write_all(b"?"),
         },
         b'O' => write_int(w, r.offset_delta),
-        b'k' => write_data(w, r.key),
-        b's' => write_data(w, r.value),
+        b'k' => match r.key_decoded {
+            Some(id) => write_value(w, r.tree, id, &JsonOptions::default()),
+            None => write_data(w, r.key),
+        },
+        b's' => match r.value_decoded {
+            Some(id) => write_value(w, r.tree, id, &JsonOptions::default()),
+            None => write_data(w, r.value),
+        },
         b'K' => write_int(w, r.key.map_or(-1, |k| k.len() as i64)),
         b'S' => write_int(w, r.value.map_or(-1, |v| v.len() as i64)),
         b'T' => write_opt(w, r.timestamp),
@@ -499,8 +505,16 @@ fn write_json<W: Write + ?Sized>(
     write_str(w, r.timestamp_type)?;
     w.write_all(b",\"key\":")?;
     write_json_data(w, r.key)?;
+    if let Some(id) = r.key_decoded {
+        w.write_all(b",\"key_decoded\":")?;
+        write_value(w, r.tree, id, &JsonOptions::default())?;
+    }
     w.write_all(b",\"value\":")?;
     write_json_data(w, r.value)?;
+    if let Some(id) = r.value_decoded {
+        w.write_all(b",\"value_decoded\":")?;
+        write_value(w, r.tree, id, &JsonOptions::default())?;
+    }
     w.write_all(b",\"headers\":[")?;
     for (i, (k, v)) in r.headers().enumerate() {
         w.write_all(if i == 0 { b"{\"key\":" } else { b",{\"key\":" })?;
