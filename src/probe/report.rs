@@ -87,9 +87,7 @@ impl Report {
             if r.codes.len() > 1 {
                 verdict.push_str(&format!(" +{}", r.codes.len() - 1));
             }
-            let lat = r
-                .max_latency_us
-                .map_or_else(|| "-".into(), |u| format!("{:.1} ms", u as f64 / 1000.0));
+            let lat = r.max_latency_us.map_or_else(|| "-".into(), latency);
             let errs = if r.error_codes.is_empty() {
                 "-".to_string()
             } else {
@@ -119,4 +117,23 @@ impl Report {
         );
         s
     }
+}
+
+/// A latency for the table: microseconds under a millisecond (a loopback mock answers in tens
+/// of them, which `0.0 ms` hid), else milliseconds with one decimal.
+fn latency(us: u64) -> String {
+    if us < 1000 {
+        format!("{us} µs")
+    } else {
+        format!("{:.1} ms", us as f64 / 1000.0)
+    }
+}
+
+#[test]
+fn latencies_under_a_millisecond_show_in_microseconds() {
+    assert_eq!(latency(0), "0 µs");
+    assert_eq!(latency(37), "37 µs");
+    assert_eq!(latency(999), "999 µs");
+    assert_eq!(latency(1000), "1.0 ms");
+    assert_eq!(latency(2_019_900), "2019.9 ms");
 }
