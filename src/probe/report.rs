@@ -115,6 +115,16 @@ impl Report {
             self.findings.len(),
             self.advertised.len()
         );
+        // A broker that went down ends the sweep: the rows after it were never probed.
+        if let Some(f) = self.findings.iter().find(|f| f.code == "broker-down") {
+            let _ = writeln!(
+                s,
+                "the sweep stopped at {} v{}: {}",
+                f.api.unwrap_or("?"),
+                f.api_version,
+                f.message
+            );
+        }
         s
     }
 }
@@ -136,4 +146,25 @@ fn latencies_under_a_millisecond_show_in_microseconds() {
     assert_eq!(latency(999), "999 µs");
     assert_eq!(latency(1000), "1.0 ms");
     assert_eq!(latency(2_019_900), "2019.9 ms");
+}
+
+#[test]
+fn a_sweep_ended_by_a_dead_broker_says_so_under_the_table() {
+    use crate::probe::findings::Finding;
+    let mut r = crate::probe::Report::default();
+    let mut f = Finding::new("broker-down", 0, Some("Produce"), 0);
+    f.message = "cannot reconnect to 127.0.0.1:9: refused; the sweep stops".into();
+    r.findings
+        .push(Finding::new("clean", 3, Some("Metadata"), 1));
+    r.findings.push(f);
+    let t = r.table();
+    assert!(
+        t.lines()
+            .last()
+            .unwrap()
+            .starts_with("the sweep stopped at Produce v0: cannot reconnect"),
+        "{t}"
+    );
+    r.findings.pop();
+    assert!(!r.table().contains("the sweep stopped"));
 }
