@@ -5,7 +5,7 @@
 //! producers) are checked clean in `check_cli`.
 
 use crate::check_support::{check, request, response, Net};
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use indexmap::IndexMap;
 use kafka_protocol::messages::{
     add_partitions_to_txn_request as apt, produce_request, produce_response,
@@ -14,9 +14,7 @@ use kafka_protocol::messages::{
     TopicName, TransactionalId,
 };
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
+use kafka_protocol::records::{Record, TimestampType};
 use kinspect::check::Finding;
 use std::net::SocketAddr;
 
@@ -102,13 +100,7 @@ fn batch(epoch: i16, base: i32, n: i32, txn: bool) -> Bytes {
             headers: IndexMap::new(),
         })
         .collect();
-    let mut buf = BytesMut::new();
-    let opts = RecordEncodeOptions {
-        version: 2,
-        compression: Compression::None,
-    };
-    RecordBatchEncoder::encode(&mut buf, &records, &opts).unwrap();
-    buf.freeze()
+    bytes::Bytes::from(crate::common::kp_batch(&records))
 }
 
 fn run(steps: &[Step]) -> Vec<Finding> {

@@ -12,15 +12,13 @@
 //! tags); the value framed as uvarint frameVersion 1, apiKey, version (KRaft `MetadataRecordSerde`).
 
 use crate::check_support::{check, request, response, Net};
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use indexmap::IndexMap;
 use kafka_protocol::messages::{
     alter_partition_request as ap, fetch_response, AlterPartitionRequest, AlterPartitionResponse,
     BrokerId, BrokerRegistrationRequest, BrokerRegistrationResponse, FetchRequest, FetchResponse,
 };
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
+use kafka_protocol::records::{Record, TimestampType};
 use kinspect::check::{Checker, Finding};
 use kinspect::diag::Diagnostic;
 use kinspect::engine::{self, Input, Sink};
@@ -144,13 +142,7 @@ fn batch(values: &[Vec<u8>], base: i64) -> Vec<u8> {
             headers: IndexMap::new(),
         })
         .collect();
-    let mut buf = BytesMut::new();
-    let opts = RecordEncodeOptions {
-        version: 2,
-        compression: Compression::None,
-    };
-    RecordBatchEncoder::encode(&mut buf, &records, &opts).unwrap();
-    buf.to_vec()
+    crate::common::kp_batch(&records)
 }
 
 /// The checker over engine inputs, collecting findings.

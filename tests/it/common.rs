@@ -167,3 +167,16 @@ pub fn capture_frames(path: &Path, opts: &kinspect::capture::CaptureOptions) -> 
     .unwrap();
     out
 }
+
+/// `records` as one uncompressed v2 batch, written by kafka-protocol's `RecordBatchEncoder`
+/// (an encoder independent of kinspect's).
+pub fn kp_batch(records: &[kafka_protocol::records::Record]) -> Vec<u8> {
+    use kafka_protocol::records::{Compression, RecordBatchEncoder, RecordEncodeOptions};
+    let mut buf = bytes::BytesMut::new();
+    let opts = RecordEncodeOptions {
+        version: 2,
+        compression: Compression::None,
+    };
+    RecordBatchEncoder::encode(&mut buf, records, &opts).unwrap();
+    buf.to_vec()
+}

@@ -37,13 +37,7 @@ fn rec(offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Record {
 }
 
 fn encode(records: &[Record]) -> Vec<u8> {
-    let mut buf = BytesMut::new();
-    let opts = RecordEncodeOptions {
-        version: 2,
-        compression: Compression::None,
-    };
-    RecordBatchEncoder::encode(&mut buf, records, &opts).unwrap();
-    buf.to_vec()
+    crate::common::kp_batch(records)
 }
 
 /// gzip through kafka-protocol's custom-compressor hook (its own codecs are not compiled in).

@@ -6,11 +6,8 @@
 
 use crate::common::{self, kinspect, stdout};
 use base64::Engine as _;
-use bytes::BytesMut;
 use indexmap::IndexMap;
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
+use kafka_protocol::records::{Record, TimestampType};
 use serde_json::Value as J;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -166,13 +163,7 @@ fn rec(offset: i64, key: &str, value: &str) -> Record {
 
 /// A batch written by kafka-protocol (an independent encoder).
 fn kp_batch(records: &[Record]) -> Vec<u8> {
-    let mut buf = BytesMut::new();
-    let opts = RecordEncodeOptions {
-        version: 2,
-        compression: Compression::None,
-    };
-    RecordBatchEncoder::encode(&mut buf, records, &opts).unwrap();
-    buf.to_vec()
+    crate::common::kp_batch(records)
 }
 
 /// A batch written by kinspect's encoder from its JSON form (lengths and CRC computed).

@@ -6,14 +6,11 @@
 
 use crate::support;
 
-use bytes::BytesMut;
 use indexmap::IndexMap;
 use kafka_protocol::messages::leader_change_message::{LeaderChangeMessage, Voter};
 use kafka_protocol::messages::BrokerId;
 use kafka_protocol::protocol::Encodable;
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
+use kafka_protocol::records::{Record, TimestampType};
 use kinspect::diag::Severity;
 use kinspect::records::{AsType, RecordsContext};
 use kinspect::wire::tree::{NodeId, Tree, Value};
@@ -42,13 +39,7 @@ fn batch(kvs: &[Kv], control: bool) -> Vec<u8> {
             headers: IndexMap::new(),
         })
         .collect();
-    let mut buf = BytesMut::new();
-    let opts = RecordEncodeOptions {
-        version: 2,
-        compression: Compression::None,
-    };
-    RecordBatchEncoder::encode(&mut buf, &records, &opts).unwrap();
-    buf.to_vec()
+    crate::common::kp_batch(&records)
 }
 
 fn topic(t: &'static str) -> RecordsContext<'static> {
@@ -312,7 +303,7 @@ fn kraft_leader_change_control_records_decode_with_their_schema() {
     let mut g = Voter::default();
     g.voter_id = 3;
     m.granting_voters.push(g);
-    let mut value = BytesMut::new();
+    let mut value = bytes::BytesMut::new();
     m.encode(&mut value, 0).unwrap();
     let b = batch(&[(Some(vec![0, 0, 0, 2]), Some(value.to_vec()))], true);
     let t = decode(&b, &RecordsContext::default());
