@@ -164,10 +164,17 @@ impl Sink for Collect {
     }
 }
 
-/// Writes each batch-list as one file (`__cluster_metadata-0/NAME`) and checks it.
+/// Writes each batch-list as one file (`__cluster_metadata-0/NAME`) and checks it. Each call
+/// has a folder of its own: tests run in parallel, several with the same file name, and one
+/// removing the folder another was reading made them fail now and then.
 fn check_file(name: &str, batches: &[Vec<Vec<u8>>]) -> Vec<Finding> {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir()
-        .join(format!("kinspect-recovery-{}-{name}", std::process::id()))
+        .join(format!(
+            "kinspect-recovery-{}-{call}-{name}",
+            std::process::id()
+        ))
         .join("__cluster_metadata-0");
     std::fs::create_dir_all(&dir).unwrap();
     let mut bytes = Vec::new();
