@@ -438,6 +438,42 @@ fn records_cli(args: &[&str], file: &std::path::Path) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// The `__consumer_offsets` segment the README's records example reads: an offset commit
+/// (OffsetCommitValue v3) and its tombstone, batched by kafka-protocol.
+fn consumer_offsets_segment() -> Vec<u8> {
+    let mut v3 = 3i16.to_be_bytes().to_vec();
+    v3.extend_from_slice(&42i64.to_be_bytes());
+    v3.extend_from_slice(&5i32.to_be_bytes());
+    s16("meta", &mut v3);
+    v3.extend_from_slice(&1_767_225_600_123i64.to_be_bytes());
+    batch(
+        &[
+            (Some(offset_commit_key()), Some(v3)),
+            (Some(offset_commit_key()), None),
+        ],
+        false,
+    )
+}
+
+/// tests/fixtures/records/__consumer_offsets-0/00000000000000000000.log is exactly what
+/// kafka-protocol writes for [`consumer_offsets_segment`] (`BLESS=1` rewrites it).
+#[test]
+fn the_readme_consumer_offsets_segment_is_kafka_protocols_batch() {
+    let path = crate::common::repo()
+        .join("tests/fixtures/records/__consumer_offsets-0/00000000000000000000.log");
+    let want = consumer_offsets_segment();
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &want).unwrap();
+    }
+    let have = std::fs::read(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "{} differs (BLESS=1 rewrites it)",
+        path.display()
+    );
+}
+
 /// `kinspect records` showed internal-topic and control records as their raw bytes (`0x0001…`);
 /// it now shows what the decoder read with the coordinator and control schemas, next to the
 /// bytes in JSON and in place of them in a line. The records are written from the spec files
@@ -447,19 +483,7 @@ fn records_shows_internal_topic_and_control_records_decoded() {
     let root =
         std::env::temp_dir().join(format!("kinspect-records-internal-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
-    let mut v3 = 3i16.to_be_bytes().to_vec();
-    v3.extend_from_slice(&42i64.to_be_bytes());
-    v3.extend_from_slice(&5i32.to_be_bytes());
-    s16("meta", &mut v3);
-    v3.extend_from_slice(&1_767_225_600_123i64.to_be_bytes());
-    let offsets = batch(
-        &[
-            (Some(offset_commit_key()), Some(v3)),
-            (Some(offset_commit_key()), None),
-        ],
-        false,
-    );
-    let f = log_in_folder(&root, "__consumer_offsets", &offsets);
+    let f = log_in_folder(&root, "__consumer_offsets", &consumer_offsets_segment());
     let lines: Vec<serde_json::Value> = records_cli(&["-f", "jsonl"], &f)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
