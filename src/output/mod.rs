@@ -225,16 +225,16 @@ impl<W: Write> Printer<W> {
 
     fn sep(&mut self) -> io::Result<()> {
         match self.o.format {
-            // On two threads every element follows `,\n`; the output's first becomes `[\n`.
-            Format::Json if self.split_array.is_some() => {
-                if let Some((n, _)) = &self.split_array {
+            Format::Json => match &self.split_array {
+                // On two threads every element follows `,\n`; the output's first becomes `[\n`.
+                Some((n, _)) => {
                     n.fetch_add(1, Ordering::Relaxed);
+                    self.w.write_all(b",\n")
                 }
-                self.w.write_all(b",\n")
-            }
-            Format::Json => self
-                .w
-                .write_all(if self.count == 0 { b"[\n" } else { b",\n" }),
+                None => self
+                    .w
+                    .write_all(if self.count == 0 { b"[\n" } else { b",\n" }),
+            },
             _ => Ok(()),
         }
     }
