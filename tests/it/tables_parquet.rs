@@ -304,3 +304,90 @@ fn rows_are_routed_by_input_number_not_path_when_a_capture_is_given_twice() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Record values, which kinspect encodes into Parquet pages itself (not through the parquet
+/// crate's column writer), read back by DuckDB exactly as they were written: null, empty and
+/// short values, and values larger than a page, over many batches and pages. The records are
+/// the test's own, encoded into a log segment by kafka-protocol (an independent encoder).
+#[test]
+#[cfg_attr(
+    not(kinspect_duckdb),
+    ignore = "needs python3 with duckdb (pip install duckdb)"
+)]
+fn record_values_read_back_exactly_null_empty_and_larger_than_a_page() {
+    use kafka_protocol::records::{Record, TimestampType};
+    let value = |i: i64| -> Option<Vec<u8>> {
+        match i {
+            i if i % 7 == 0 => None,
+            i if i % 11 == 0 => Some(Vec::new()),
+            // Every 2,500th: 100 kB, more than a page (64 KiB), of bytes that do not repeat.
+            i if i % 2_500 == 1 => Some(
+                (0..100_000u32)
+                    .map(|n| (n.wrapping_mul(2_654_435_761) >> 13) as u8)
+                    .collect(),
+            ),
+            i => Some(
+                format!("value {i} ")
+                    .repeat(i as usize % 13 + 1)
+                    .into_bytes(),
+            ),
+        }
+    };
+    let dir = tmp("values");
+    let part = dir.join("payments-0");
+    std::fs::create_dir_all(&part).unwrap();
+    let mut log = Vec::new();
+    let total = 20_000i64;
+    for base in (0..total).step_by(500) {
+        let records: Vec<Record> = (base..base + 500)
+            .map(|o| Record {
+                transactional: false,
+                control: false,
+                delete_horizon: false,
+                partition_leader_epoch: 0,
+                producer_id: -1,
+                producer_epoch: -1,
+                timestamp_type: TimestampType::Creation,
+                offset: o,
+                sequence: -1,
+                timestamp: 1_767_225_600_000 + o,
+                key: None,
+                value: value(o).map(bytes::Bytes::from),
+                headers: Default::default(),
+            })
+            .collect();
+        log.extend(common::kp_batch(&records));
+    }
+    std::fs::write(part.join("00000000000000000000.log"), log).unwrap();
+    let file = dir.join("records.parquet");
+    let o = kinspect(&[
+        "records",
+        "-f",
+        "parquet",
+        "-o",
+        file.to_str().unwrap(),
+        part.to_str().unwrap(),
+    ]);
+    assert!(
+        o.status.code().is_some_and(|c| c < 2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let rows = duckdb(&format!(
+        "select \"offset\", value is null, lower(hex(value)) from '{}' order by \"offset\"",
+        file.display()
+    ));
+    assert_eq!(rows.len(), total as usize);
+    for (i, r) in rows.iter().enumerate() {
+        let want = value(i as i64);
+        let hex: Option<String> = want
+            .as_ref()
+            .map(|v| v.iter().map(|b| format!("{b:02x}")).collect());
+        assert_eq!(r[0], J::from(i as i64), "row {i}");
+        assert_eq!(r[1], J::Bool(want.is_none()), "offset {i}: null");
+        if let Some(h) = hex {
+            assert_eq!(r[2].as_str(), Some(h.as_str()), "offset {i}: value");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,10 +4,12 @@
 //!
 //! Rows gather in Arrow builders (on both decoding threads: the sink splits) and go to the
 //! writer [`BATCH_ROWS`] at a time (or sooner, when their data reaches [`BATCH_BYTES`]), in input
-//! order; the writer encodes on a thread of its own (encoding and compression are half the work
-//! of a run) and closes a row group every [`ROW_GROUP_ROWS`] rows, or when what it holds reaches
-//! [`ROW_GROUP_BYTES`]. Snappy compression; record keys, values and header values plain, without
-//! dictionary or statistics (see `Table::create`).
+//! order; the writer encodes on a thread of its own and closes a row group once it holds
+//! [`ROW_GROUP_ROWS`] rows, or when what it holds reaches [`ROW_GROUP_BYTES`]. Record values,
+//! nearly all of the bytes, skip the builders: the decoding threads encode and compress them into
+//! Parquet pages themselves ([`pages`]), and the writer lays those out as their column chunk.
+//! Data pages v2, snappy compression; keys and header values plain, without dictionary or
+//! statistics; dictionaries for the columns that repeat (see `Table::create`).
 //!
 //! Where the files go ([`Layout`]): `-o out/` with one input writes `out/pdus.parquet` and
 //! `out/records.parquet`; with several inputs one file per input per table,
@@ -36,20 +38,23 @@ use crate::diag::Diagnostic;
 use crate::engine::parallel::Turn;
 use crate::engine::{InputEnd, InputInfo, Sink, Split};
 use crate::pdu::{Origin, Pdu};
-use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnWriter, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::basic::{Compression, Encoding};
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
-use std::io;
+use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+mod pages;
 mod rows;
-use rows::{other, take};
+use pages::ValueChunk;
+use rows::{other, take, Batch};
 pub use rows::{pdus_schema, records_schema, PduRows, RecordRows, Rows};
 
 /// Rows gathered before they go to the writer.
@@ -61,9 +66,36 @@ pub const ROW_GROUP_ROWS: usize = 128 * 1024;
 /// A row group is closed early once the writer holds this much of it.
 pub const ROW_GROUP_BYTES: usize = 64 << 20;
 
-/// The columns that hold payload bytes (paths in the Parquet schema): written plain, without
-/// statistics (see [`Table::create`]).
-const PAYLOAD_COLUMNS: &[&[&str]] = &[&["key"], &["value"], &["headers", "list", "item", "value"]];
+/// The columns that hold payload bytes (paths in the Parquet schema) and that the parquet crate
+/// writes: plain, without statistics (see [`Table::create`]).
+const PAYLOAD_COLUMNS: &[&[&str]] = &[&["key"], &["headers", "list", "item", "value"]];
+
+/// Columns of numbers nearly every row has its own of (frames, offsets, times): no dictionary,
+/// which would hash every value into a dictionary as large as the column (one row group holds
+/// fewer rows than the crate's dictionary limit gives up at). Their statistics stay: they are
+/// what prunes row groups by time, frame or offset.
+const NUMBERED_COLUMNS: &[&str] = &[
+    "frame",
+    "index",
+    "time",
+    "correlation_id",
+    "request_frame",
+    "latency_us",
+    "file_offset",
+    "offset",
+    "timestamp",
+    "sequence",
+];
+
+/// Columns of a few short labels each (or addresses): no statistics, which would compare every
+/// value to prune nothing (every row group holds both directions, most clients and codecs).
+const LABEL_COLUMNS: &[&str] = &["direction", "client", "server", "timestamp_type", "codec"];
+
+/// The column whose pages the rows' threads encode ([`pages`]): record values.
+const PAGED_COLUMN: &str = "value";
+
+/// Bytes gathered before each write to a table's file.
+const WRITE_BUFFER: usize = 1 << 20;
 
 /// Which tables a run writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,9 +136,19 @@ impl Layout {
     }
 }
 
-/// One open Parquet file.
+/// One open Parquet file: the parquet crate's column writers for every column but the paged
+/// one (`value` of `records`, see [`pages`]), whose chunk this module lays out itself.
 struct Table {
-    writer: ArrowWriter<std::fs::File>,
+    file: SerializedFileWriter<BufWriter<std::fs::File>>,
+    factory: ArrowRowGroupWriterFactory,
+    schema: SchemaRef,
+    /// The row group being written: a writer per leaf column (the paged leaf's is unused).
+    writers: Option<Vec<ArrowColumnWriter>>,
+    /// The field (and leaf column) whose values come as pages, if the table has one.
+    paged: Option<(usize, usize)>,
+    chunk: ValueChunk,
+    rows: usize,
+    groups: usize,
 }
 
 impl Table {
@@ -116,41 +158,133 @@ impl Table {
         }
         let file = std::fs::File::create(path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        // Data pages v2: the crate compresses a v2 page's values straight from its encoder's
+        // buffer, where a v1 page is first copied whole into a buffer of its own. PLAIN where a
+        // dictionary is given up (v2's default there is a delta encoding, slower to write).
         let mut props = WriterProperties::builder()
+            .set_writer_version(WriterVersion::PARQUET_2_0)
+            .set_encoding(Encoding::PLAIN)
             .set_compression(Compression::SNAPPY)
             .set_max_row_group_size(ROW_GROUP_ROWS)
             .set_created_by(format!("kinspect {}", env!("CARGO_PKG_VERSION")));
-        // Payload bytes (record keys, values, header values) seldom repeat and nobody filters
-        // on their min/max: a dictionary would hash every byte only to be abandoned at its size
-        // limit, and statistics would compare every value. Plain, no statistics. The other
-        // columns (names, addresses, codes) repeat a lot: dictionary and page statistics.
+        // Header values, like record values, seldom repeat and nobody filters on their min/max:
+        // a dictionary would hash every byte only to be abandoned at its size limit, and
+        // statistics would compare every value. Plain, no statistics. The other columns (names,
+        // addresses, codes) repeat a lot: dictionary and page statistics.
         for col in PAYLOAD_COLUMNS {
             let path = ColumnPath::from(col.iter().map(|s| s.to_string()).collect::<Vec<_>>());
             props = props
                 .set_column_dictionary_enabled(path.clone(), false)
                 .set_column_statistics_enabled(path, EnabledStatistics::None);
         }
+        for col in NUMBERED_COLUMNS {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(*col), false);
+        }
+        for col in LABEL_COLUMNS {
+            props = props
+                .set_column_statistics_enabled(ColumnPath::from(*col), EnabledStatistics::None);
+        }
         let props = props.build();
-        let writer = ArrowWriter::try_new(file, schema, Some(props)).map_err(other)?;
-        Ok(Table { writer })
+        // Column chunks are copied out 8 KiB at a time: gathered here into large writes.
+        let file = BufWriter::with_capacity(WRITE_BUFFER, file);
+        let (file, factory) = ArrowWriter::try_new(file, Arc::clone(&schema), Some(props))
+            .and_then(ArrowWriter::into_serialized_writer)
+            .map_err(other)?;
+        let paged = schema.index_of(PAGED_COLUMN).ok().and_then(|field| {
+            let leaf = file
+                .schema_descr()
+                .columns()
+                .iter()
+                .position(|c| c.path().parts() == [PAGED_COLUMN])?;
+            Some((field, leaf))
+        });
+        Ok(Table {
+            file,
+            factory,
+            schema,
+            writers: None,
+            paged,
+            chunk: ValueChunk::default(),
+            rows: 0,
+            groups: 0,
+        })
     }
 
-    fn write(&mut self, batch: &RecordBatch) -> io::Result<()> {
-        if batch.num_rows() == 0 {
+    fn write(&mut self, batch: Batch) -> io::Result<()> {
+        if batch.rows == 0 {
             return Ok(());
         }
-        self.writer.write(batch).map_err(other)?;
-        if self.writer.in_progress_size() >= ROW_GROUP_BYTES {
-            self.writer.flush().map_err(other)?;
+        let writers = match &mut self.writers {
+            Some(w) => w,
+            None => self.writers.insert(
+                self.factory
+                    .create_column_writers(self.groups)
+                    .map_err(other)?,
+            ),
+        };
+        let (mut leaf, mut arrays) = (0, batch.columns.iter());
+        for (i, field) in self.schema.fields().iter().enumerate() {
+            if self.paged.is_some_and(|(f, _)| f == i) {
+                leaf += 1;
+                continue;
+            }
+            let array = arrays
+                .next()
+                .ok_or_else(|| other(format!("a batch without its {} column", field.name())))?;
+            for column in compute_leaves(field, array).map_err(other)? {
+                let w = writers
+                    .get_mut(leaf)
+                    .ok_or_else(|| other("more leaf columns than the schema has"))?;
+                w.write(&column).map_err(other)?;
+                leaf += 1;
+            }
+        }
+        self.chunk.extend(batch.pages);
+        self.rows += batch.rows;
+        let held = writers
+            .iter()
+            .map(ArrowColumnWriter::memory_size)
+            .sum::<usize>()
+            + self.chunk.bytes();
+        if self.rows >= ROW_GROUP_ROWS || held >= ROW_GROUP_BYTES {
+            self.flush()?;
         }
         Ok(())
     }
 
-    fn close(self) -> io::Result<()> {
-        self.writer.close().map(|_| ()).map_err(other)
+    /// Closes the row group being written, if it has rows.
+    fn flush(&mut self) -> io::Result<()> {
+        let Some(writers) = self.writers.take().filter(|_| self.rows > 0) else {
+            return Ok(());
+        };
+        let mut paged = self
+            .paged
+            .map(|(_, leaf)| (leaf, self.file.schema_descr().column(leaf)));
+        let chunk = std::mem::take(&mut self.chunk);
+        let mut group = self.file.next_row_group().map_err(other)?;
+        let mut chunk = Some(chunk);
+        for (leaf, w) in writers.into_iter().enumerate() {
+            if let Some((_, descr)) = paged.take_if(|(l, _)| *l == leaf) {
+                if let Some(c) = chunk.take() {
+                    c.append_to(descr, &mut group)?;
+                }
+            } else {
+                w.close()
+                    .and_then(|c| c.append_to_row_group(&mut group))
+                    .map_err(other)?;
+            }
+        }
+        group.close().map_err(other)?;
+        self.groups += 1;
+        self.rows = 0;
+        Ok(())
+    }
+
+    fn close(mut self) -> io::Result<()> {
+        self.flush()?;
+        self.file.close().map(|_| ()).map_err(other)
     }
 }
-
 /// The open files of one input (or of the run).
 #[derive(Default)]
 struct Files {
@@ -159,15 +293,15 @@ struct Files {
 }
 
 /// Rows finished into Arrow batches, not written yet.
-pub(crate) type Pending = (Option<RecordBatch>, Option<RecordBatch>);
+pub(crate) type Pending = (Option<Batch>, Option<Batch>);
 
 impl Files {
     fn write(&mut self, (p, r): Pending) -> io::Result<()> {
         if let (Some(t), Some(b)) = (&mut self.pdus, p) {
-            t.write(&b)?;
+            t.write(b)?;
         }
         if let (Some(t), Some(b)) = (&mut self.records, r) {
-            t.write(&b)?;
+            t.write(b)?;
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! The tables' schemas, and the Arrow builders rows gather in before they are written.
 
+use super::pages::{EncodedPage, ValuePages};
 use super::{Job, Pending, Tables, BATCH_BYTES, BATCH_ROWS};
 use crate::capture::stats::Stats;
 use crate::diag::{Diagnostic, Severity};
@@ -13,7 +14,7 @@ use arrow_array::builder::{
     Int64Builder, Int8Builder, ListBuilder, StringBuilder, StructBuilder,
     TimestampMillisecondBuilder, TimestampNanosecondBuilder, UInt32Builder, UInt64Builder,
 };
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use std::fmt::Write as _;
 use std::io;
@@ -251,7 +252,7 @@ impl PduRows {
         self.error_codes.append(true);
     }
 
-    fn finish(&mut self) -> io::Result<RecordBatch> {
+    fn finish(&mut self) -> io::Result<Batch> {
         let cols: Vec<ArrayRef> = vec![
             Arc::new(self.input.finish()),
             Arc::new(self.frame.finish()),
@@ -274,9 +275,9 @@ impl PduRows {
             Arc::new(self.error_codes.finish()),
             Arc::new(self.diagnostics.finish()),
         ];
-        self.rows = 0;
+        let rows = std::mem::take(&mut self.rows);
         self.bytes = 0;
-        RecordBatch::try_new(pdus_schema(), cols).map_err(other)
+        Batch::new(rows, cols, Vec::new())
     }
 }
 
@@ -295,7 +296,8 @@ pub struct RecordRows {
     timestamp: TimestampMillisecondBuilder,
     timestamp_type: StringBuilder,
     key: BinaryBuilder,
-    value: BinaryBuilder,
+    /// Encoded into Parquet pages here (see `pages`), not gathered in a builder.
+    value: ValuePages,
     headers: ListBuilder<StructBuilder>,
     producer_id: Int64Builder,
     producer_epoch: Int16Builder,
@@ -334,7 +336,7 @@ impl Default for RecordRows {
             timestamp: TimestampMillisecondBuilder::new().with_timezone("UTC"),
             timestamp_type: StringBuilder::new(),
             key: BinaryBuilder::new(),
-            value: BinaryBuilder::new(),
+            value: ValuePages::default(),
             headers: ListBuilder::new(header),
             producer_id: Int64Builder::new(),
             producer_epoch: Int16Builder::new(),
@@ -392,7 +394,7 @@ impl RecordRows {
         self.timestamp.append_option(r.timestamp);
         self.timestamp_type.append_value(r.timestamp_type);
         self.key.append_option(r.key);
-        self.value.append_option(r.value);
+        self.value.push(r.value);
         let hs = self.headers.values();
         for (k, v) in r.headers() {
             if let Some(b) = hs.field_builder::<StringBuilder>(0) {
@@ -420,13 +422,12 @@ impl RecordRows {
             96 + input.len() + r.key.map_or(0, <[u8]>::len) + r.value.map_or(0, <[u8]>::len);
     }
 
-    fn finish(&mut self) -> io::Result<RecordBatch> {
-        // The next batch's keys and values likely take what this one's did: room for them now,
-        // not grown by doubling (every doubling copies what the buffer held).
-        let presized = |b: &BinaryBuilder| {
-            BinaryBuilder::with_capacity(self.rows, b.values_slice().len().min(BATCH_BYTES))
-        };
-        let (key, value) = (presized(&self.key), presized(&self.value));
+    fn finish(&mut self) -> io::Result<Batch> {
+        // The next batch's keys likely take what this one's did: room for them now, not grown
+        // by doubling (every doubling copies what the buffer held).
+        let key =
+            BinaryBuilder::with_capacity(self.rows, self.key.values_slice().len().min(BATCH_BYTES));
+        let pages = self.value.finish()?;
         let cols: Vec<ArrayRef> = vec![
             Arc::new(self.input.finish()),
             Arc::new(self.frame.finish()),
@@ -441,7 +442,6 @@ impl RecordRows {
             Arc::new(self.timestamp.finish()),
             Arc::new(self.timestamp_type.finish()),
             Arc::new(self.key.finish()),
-            Arc::new(self.value.finish()),
             Arc::new(self.headers.finish()),
             Arc::new(self.producer_id.finish()),
             Arc::new(self.producer_epoch.finish()),
@@ -453,10 +453,33 @@ impl RecordRows {
             Arc::new(self.crc_ok.finish()),
         ];
         self.key = key;
-        self.value = value;
-        self.rows = 0;
+        let rows = std::mem::take(&mut self.rows);
         self.bytes = 0;
-        RecordBatch::try_new(records_schema(), cols).map_err(other)
+        Batch::new(rows, cols, pages)
+    }
+}
+
+/// Rows finished for the writer: an array per column of the table's schema, in its order, but
+/// for the column whose values come as encoded pages (`records`' `value`).
+pub struct Batch {
+    pub(super) rows: usize,
+    pub(super) columns: Vec<ArrayRef>,
+    pub(super) pages: Vec<EncodedPage>,
+}
+
+impl Batch {
+    fn new(rows: usize, columns: Vec<ArrayRef>, pages: Vec<EncodedPage>) -> io::Result<Batch> {
+        if let Some(c) = columns.iter().find(|c| c.len() != rows) {
+            return Err(other(format!(
+                "a column of {} rows in a batch of {rows}",
+                c.len()
+            )));
+        }
+        Ok(Batch {
+            rows,
+            columns,
+            pages,
+        })
     }
 }
 
