@@ -8,8 +8,8 @@
 //! [`ROW_GROUP_ROWS`] rows, or when what it holds reaches [`ROW_GROUP_BYTES`]. Record values,
 //! nearly all of the bytes, skip the builders: the decoding threads encode and compress them into
 //! Parquet pages themselves ([`pages`]), and the writer lays those out as their column chunk.
-//! Data pages v2, snappy compression; keys and header values plain, without dictionary or
-//! statistics; dictionaries for the columns that repeat (see `Table::create`).
+//! Data pages v2, PLAIN, snappy compression, no dictionaries; statistics for the columns one
+//! filters on (see `Table::create`).
 //!
 //! Where the files go ([`Layout`]): `-o out/` with one input writes `out/pdus.parquet` and
 //! `out/records.parquet`; with several inputs one file per input per table,
@@ -67,25 +67,8 @@ pub const ROW_GROUP_ROWS: usize = 128 * 1024;
 pub const ROW_GROUP_BYTES: usize = 64 << 20;
 
 /// The columns that hold payload bytes (paths in the Parquet schema) and that the parquet crate
-/// writes: plain, without statistics (see [`Table::create`]).
+/// writes: without statistics (see [`Table::create`]).
 const PAYLOAD_COLUMNS: &[&[&str]] = &[&["key"], &["headers", "list", "item", "value"]];
-
-/// Columns of numbers nearly every row has its own of (frames, offsets, times): no dictionary,
-/// which would hash every value into a dictionary as large as the column (one row group holds
-/// fewer rows than the crate's dictionary limit gives up at). Their statistics stay: they are
-/// what prunes row groups by time, frame or offset.
-const NUMBERED_COLUMNS: &[&str] = &[
-    "frame",
-    "index",
-    "time",
-    "correlation_id",
-    "request_frame",
-    "latency_us",
-    "file_offset",
-    "offset",
-    "timestamp",
-    "sequence",
-];
 
 /// Columns of a few short labels each (or addresses): no statistics, which would compare every
 /// value to prune nothing (every row group holds both directions, most clients and codecs).
@@ -159,26 +142,25 @@ impl Table {
         let file = std::fs::File::create(path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
         // Data pages v2: the crate compresses a v2 page's values straight from its encoder's
-        // buffer, where a v1 page is first copied whole into a buffer of its own. PLAIN where a
-        // dictionary is given up (v2's default there is a delta encoding, slower to write).
+        // buffer, where a v1 page is first copied whole into a buffer of its own. No
+        // dictionaries: snappy finds the repeats of a column (a PDU's records share its input,
+        // client and topic) at a fraction of the cost of hashing every value into a dictionary,
+        // which for the columns of nearly unique numbers (frames, offsets, times) would grow as
+        // large as the column; the files come out about 1% larger. PLAIN encoding (a v2 file's
+        // default for numbers is a delta encoding, slower to write).
         let mut props = WriterProperties::builder()
             .set_writer_version(WriterVersion::PARQUET_2_0)
+            .set_dictionary_enabled(false)
             .set_encoding(Encoding::PLAIN)
             .set_compression(Compression::SNAPPY)
             .set_max_row_group_size(ROW_GROUP_ROWS)
             .set_created_by(format!("kinspect {}", env!("CARGO_PKG_VERSION")));
-        // Header values, like record values, seldom repeat and nobody filters on their min/max:
-        // a dictionary would hash every byte only to be abandoned at its size limit, and
-        // statistics would compare every value. Plain, no statistics. The other columns (names,
-        // addresses, codes) repeat a lot: dictionary and page statistics.
+        // Statistics (min/max per page and column chunk) for the columns one filters on: numbers,
+        // names, ids. Not for payload bytes, whose min/max prunes nothing, nor for labels and
+        // addresses, which every row group holds all of.
         for col in PAYLOAD_COLUMNS {
             let path = ColumnPath::from(col.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-            props = props
-                .set_column_dictionary_enabled(path.clone(), false)
-                .set_column_statistics_enabled(path, EnabledStatistics::None);
-        }
-        for col in NUMBERED_COLUMNS {
-            props = props.set_column_dictionary_enabled(ColumnPath::from(*col), false);
+            props = props.set_column_statistics_enabled(path, EnabledStatistics::None);
         }
         for col in LABEL_COLUMNS {
             props = props
