@@ -19,7 +19,7 @@ TSHARK=1
 [ $TSHARK = 1 ] && ! command -v tshark >/dev/null && { echo "tshark is needed for the comparison (NO_TSHARK=1 to skip it)" >&2; exit 2; }
 PORTS='tcp.port==19092,kafka -d tcp.port==19093,kafka -d tcp.port==19094,kafka'
 
-DIR=$(mktemp -d); trap 'rm -rf "$DIR"' EXIT
+DIR=$(mktemp -d); trap 'rm -rf "$DIR" /tmp/kinspect-bench-parquet /tmp/kinspect-bench.jsonl' EXIT
 
 # The formats, one per line: NAME|ARGUMENTS (after the binary; the capture comes last).
 # FORMATS: one line per output format, NAME|ARGUMENTS (split on spaces: no quoting, so a
@@ -33,7 +33,8 @@ fields|decode -f fields -e frame -e api_key -e api_version -e correlation_id
 filter|decode --format jsonl -Y api==Produce
 check|check
 records|records -f jsonl
-parquet|decode -f parquet -o /tmp/kinspect-bench-parquet'
+parquet|decode -f parquet -o /tmp/kinspect-bench-parquet
+jsonl-file|decode --format jsonl -o /tmp/kinspect-bench.jsonl'
 
 # measure NAME N CMD...: runs CMD N times, output discarded; appends "seconds KiB" lines.
 measure() {
@@ -63,10 +64,8 @@ for ((k = 1; k <= ROUNDS; k++)); do
   fi
 done
 # Peak RSS with the capture given three times (three inputs, one after the other): flat when
-# memory does not grow with the input. `stats` reads one file (a capture merged with itself
-# would be its own retransmissions), so it has no such figure.
+# memory does not grow with the input.
 while IFS='|' read -r name args; do
-  [ "$name" = stats ] && continue
   # shellcheck disable=SC2086
   measure "$name-x3" 1 "$BIN" $args "$PCAP" "$PCAP" "$PCAP"
 done <<<"$FORMATS"
@@ -84,6 +83,8 @@ T1=$(median jsonl1)
 printf '%-12s %9s %9s %11d   (KINSPECT_THREADS=1)\n' jsonl-1thr "$T1" "$(times "$T1" "$CAT")" $(( $(peak jsonl1) / 1024 )) >&2
 J=$(median jsonl); S=$(median summary)
 echo "filter vs jsonl: $(times "$J" "$(median filter)") (target >= 1x: a filter is no slower than printing everything); check vs summary: $(times "$(median check)" "$S") (target <= 1.5x)" >&2
+P=$(median parquet)
+echo "parquet vs jsonl: $(times "$P" "$J") (target <= 1x); vs jsonl written to a file: $(times "$P" "$(median jsonl-file)")" >&2
 echo "targets: jsonl within 3x of cat ($(times "$J" "$CAT")), summary within 1.5x ($(times "$S" "$CAT")), annotated and tree within 2x of jsonl ($(times "$(median annotated)" "$J"), $(times "$(median tree)" "$J"))" >&2
 if [ $TSHARK = 1 ]; then
   TF=$(median tshark-fields); TJ=$(median tshark-json)
