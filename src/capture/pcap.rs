@@ -200,7 +200,10 @@ fn read_legacy<R: Read>(input: R, f: &mut dyn FnMut(Item<'_>)) -> Result<u64, Ca
                     }
                     PcapBlockOwned::NG(_) => {}
                 }
-                rdr.consume(len);
+                // Not `consume`, which moves what is left of the buffer to its front each time
+                // half of it has been read (a copy of half the file): `refill` moves only the
+                // partial record left when the buffer runs out.
+                rdr.consume_noshift(len);
             }
             Err(e) => match on_error(&e, offset, frame + 1, "record", f) {
                 Next::Refill => {
@@ -297,7 +300,10 @@ fn read_pcapng<R: Read>(input: R, f: &mut dyn FnMut(Item<'_>)) -> Result<u64, Ca
                         _ => {}
                     }
                 }
-                rdr.consume(len);
+                // Not `consume`, which moves what is left of the buffer to its front each time
+                // half of it has been read (a copy of half the file): `refill` moves only the
+                // partial record left when the buffer runs out.
+                rdr.consume_noshift(len);
             }
             Err(e) => match on_error(&e, offset, frame + 1, "block of frame", f) {
                 Next::Refill => {
