@@ -17,6 +17,7 @@
 //! payloads).
 
 use super::rows::other;
+use crate::wire::cursor::put_uvarint;
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding};
 use parquet::column::writer::ColumnCloseResult;
@@ -146,17 +147,13 @@ fn levels_bound(n: usize) -> usize {
 fn rle_levels(levels: &[u8], out: &mut Vec<u8>) {
     let mut i = 0;
     while let Some(&level) = levels.get(i) {
-        let run = levels[i..].iter().take_while(|&&l| l == level).count();
-        let mut header = (run as u64) << 1;
-        loop {
-            let byte = (header & 0x7f) as u8;
-            header >>= 7;
-            if header == 0 {
-                out.push(byte);
-                break;
-            }
-            out.push(byte | 0x80);
-        }
+        // A run as long as its header can say; a longer one goes on in the next run.
+        let run = levels[i..]
+            .iter()
+            .take(u32::MAX as usize >> 1)
+            .take_while(|&&l| l == level)
+            .count();
+        put_uvarint(out, (run as u32) << 1);
         out.push(level);
         i += run;
     }
@@ -243,7 +240,7 @@ fn page_header(p: &EncodedPage) -> io::Result<Vec<u8>> {
     // Field header: (id delta << 4) | type, types 5 = i32, 12 = struct, 1 = bool true.
     let i32_field = |h: &mut Vec<u8>, v: i32| {
         h.push(0x15);
-        uleb128(h, ((v << 1) ^ (v >> 31)) as u32);
+        put_uvarint(h, ((v << 1) ^ (v >> 31)) as u32);
     };
     i32_field(&mut h, 3); // 1: type = DATA_PAGE_V2
     i32_field(&mut h, int(p.uncompressed)?); // 2: uncompressed_page_size
@@ -259,14 +256,6 @@ fn page_header(p: &EncodedPage) -> io::Result<Vec<u8>> {
     h.push(0); // end of DataPageHeaderV2
     h.push(0); // end of PageHeader
     Ok(h)
-}
-
-fn uleb128(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 /// A column chunk as its pieces (page headers and page bytes), read in order.
