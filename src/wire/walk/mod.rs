@@ -18,11 +18,11 @@ mod tagged;
 
 use super::cursor::Cursor;
 use super::hook::{RecordsHook, RecordsOptions, TopicNames};
-use super::plan::{Plan, StructPlan, Ty};
+use super::plan::{fixed_width, FieldPlan, Plan, Read, StructPlan, Ty};
 use super::tree::{Kind, Tree, Value};
 use crate::limits::MAX_DEPTH;
 use crate::pdu::Direction;
-use crate::schema::model::Entity;
+use crate::schema::model::{Entity, Prim};
 use records::TopicRef;
 
 pub use tagged::TAGS;
@@ -62,6 +62,19 @@ struct Slot {
     in_tag: bool,
     /// What a leaf's value identifies (the field's, for an array's elements too).
     entity: Entity,
+}
+
+impl Slot {
+    /// An untagged field's.
+    fn of(f: &FieldPlan) -> Slot {
+        Slot {
+            name: f.name,
+            nullable: f.nullable,
+            compact: f.compact,
+            in_tag: false,
+            entity: f.entity,
+        }
+    }
 }
 
 /// Decoding state for one message body in one buffer.
@@ -199,24 +212,63 @@ impl<'t, 'd> Walker<'t, 'd> {
     }
 
     fn members(&mut self, plan: &Plan, sp: &StructPlan, mut p: usize, limit: usize) -> Step {
-        for f in &sp.fields {
-            self.path.push(Seg::Name(f.name));
-            let slot = Slot {
-                name: f.name,
-                nullable: f.nullable,
-                compact: f.compact,
-                in_tag: false,
-                entity: f.entity,
-            };
-            let r = self.value(plan, &f.ty, slot, p, limit);
-            self.path.pop();
-            p = r?;
-            self.note_topic(f);
-        }
+        // One path segment for all the fields, named only when the general path needs it (the
+        // shortcuts report nothing without naming it first).
+        self.path.push(Seg::Name(""));
+        let r = self.fields(plan, &sp.fields, p, limit);
+        self.path.pop();
+        p = r?;
         if sp.flexible {
             p = self.tagged_section(plan, sp, p, limit)?;
         }
         Ok(p)
+    }
+
+    /// The untagged fields, the last segment of the path being theirs.
+    fn fields(&mut self, plan: &Plan, fields: &[FieldPlan], mut p: usize, limit: usize) -> Step {
+        let mut i = 0;
+        while let Some(f) = fields.get(i) {
+            match f.read {
+                Read::Fixed { run, width } => {
+                    let run = fields.get(i..i + run as usize).unwrap_or(&[]);
+                    let (done, q) = self.fixed_run(run, width as usize, p, limit);
+                    if done > 0 {
+                        i += done;
+                        p = q;
+                        continue;
+                    }
+                }
+                Read::Blob => {
+                    let pr = match f.ty {
+                        Ty::Prim(pr) => pr,
+                        _ => Prim::Records,
+                    };
+                    if let Some(q) = self.fast_blob(pr, Slot::of(f), p, limit) {
+                        if f.entity != Entity::None {
+                            self.note_topic(f);
+                        }
+                        i += 1;
+                        p = q;
+                        continue;
+                    }
+                }
+                Read::General => {}
+            }
+            self.name_last(Seg::Name(f.name));
+            p = self.value(plan, &f.ty, Slot::of(f), p, limit)?;
+            if f.entity != Entity::None {
+                self.note_topic(f);
+            }
+            i += 1;
+        }
+        Ok(p)
+    }
+
+    /// Names the last path segment (the field or element being read).
+    fn name_last(&mut self, seg: Seg) {
+        if let Some(s) = self.path.last_mut() {
+            *s = seg;
+        }
     }
 
     fn value(&mut self, plan: &Plan, ty: &Ty, s: Slot, pos: usize, limit: usize) -> Step {
@@ -288,7 +340,6 @@ impl<'t, 'd> Walker<'t, 'd> {
             self.tree.close(id, start as u32);
             return Ok(start);
         }
-        let mut p = start;
         let es = Slot {
             name: "",
             nullable: false,
@@ -297,21 +348,65 @@ impl<'t, 'd> Walker<'t, 'd> {
             entity: s.entity,
         };
         self.depth += 1;
-        for i in 0..n as u32 {
-            self.path.push(Seg::Index(i));
-            let r = self.value(plan, elem, es, p, limit);
-            self.path.pop();
-            match r {
-                Ok(q) => p = q,
-                Err(a) => {
-                    self.depth -= 1;
-                    self.tree.close(id, limit as u32);
-                    return Err(a);
-                }
+        self.path.push(Seg::Index(0));
+        let r = self.elements(plan, elem, es, n as u32, start, limit);
+        self.path.pop();
+        let p = match r {
+            Ok(q) => q,
+            Err(a) => {
+                self.depth -= 1;
+                self.tree.close(id, limit as u32);
+                return Err(a);
             }
-        }
+        };
         self.depth -= 1;
         self.tree.close(id, p as u32);
+        Ok(p)
+    }
+
+    /// An array's `n` elements from `p`, the last path segment being theirs.
+    fn elements(
+        &mut self,
+        plan: &Plan,
+        elem: &Ty,
+        es: Slot,
+        n: u32,
+        mut p: usize,
+        limit: usize,
+    ) -> Step {
+        let mut i = 0;
+        match *elem {
+            Ty::Prim(pr) => {
+                if let Some(w) = fixed_width(pr) {
+                    // All the elements at once when they fit (else the general path says where
+                    // they stop fitting).
+                    (i, p) = self.fixed_elements(pr, w as usize, es.entity, n, p, limit);
+                } else if pr != Prim::Records {
+                    while i < n {
+                        match self.fast_blob(pr, es, p, limit) {
+                            Some(q) => p = q,
+                            None => break,
+                        }
+                        i += 1;
+                    }
+                }
+            }
+            Ty::Struct(sid) => {
+                while i < n {
+                    self.name_last(Seg::Index(i));
+                    self.node_budget("", p, limit)?;
+                    p = self.structure(plan, sid, "", Marker::None, p, limit)?;
+                    i += 1;
+                }
+                return Ok(p);
+            }
+            _ => {}
+        }
+        while i < n {
+            self.name_last(Seg::Index(i));
+            p = self.value(plan, elem, es, p, limit)?;
+            i += 1;
+        }
         Ok(p)
     }
 }
