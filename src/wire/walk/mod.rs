@@ -188,7 +188,9 @@ impl<'t, 'd> Walker<'t, 'd> {
             }
         };
         let id = self.tree.open(name, Kind::Struct, self.buf, pos as u32);
-        self.tree.node_mut(id).hdr = (p - pos) as u16;
+        if p != pos {
+            self.tree.node_mut(id).hdr = (p - pos) as u16;
+        }
         if null {
             self.tree.node_mut(id).value = Value::Null;
             self.tree.close(id, p as u32);
@@ -306,7 +308,10 @@ impl<'t, 'd> Walker<'t, 'd> {
         } else {
             "an array count (int32)"
         };
-        let (n, hdr) = self.length(name, s.compact, true, pos, limit, what)?;
+        let (n, hdr) = match self.short_count(s.compact, pos, limit) {
+            Some(c) => c,
+            None => self.length(name, s.compact, true, pos, limit, what)?,
+        };
         let start = pos + hdr;
         let remaining = limit.saturating_sub(start);
         let bad = if n < -1 {
@@ -362,6 +367,19 @@ impl<'t, 'd> Walker<'t, 'd> {
         self.depth -= 1;
         self.tree.close(id, p as u32);
         Ok(p)
+    }
+
+    /// An array count that reads without a diagnostic (an int32, or a one-byte uvarint):
+    /// `(count, prefix bytes)` as [`Walker::length`] gives it. `None`: read it that way.
+    fn short_count(&self, compact: bool, pos: usize, limit: usize) -> Option<(i64, usize)> {
+        let data = self.data.get(..limit)?;
+        if compact {
+            let b = *data.get(pos)?;
+            (b < 0x80).then_some((i64::from(b) - 1, 1))
+        } else {
+            let b = data.get(pos..pos.checked_add(4)?)?;
+            Some((i64::from(i32::from_be_bytes(b.try_into().ok()?)), 4))
+        }
     }
 
     /// An array's `n` elements from `p`, the last path segment being theirs.

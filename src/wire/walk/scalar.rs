@@ -189,7 +189,9 @@ impl Walker<'_, '_> {
         };
         let value = match p {
             Prim::String => {
-                if len > i16::MAX as usize || std::str::from_utf8(bytes).is_err() {
+                if len > i16::MAX as usize
+                    || !(bytes.is_ascii() || std::str::from_utf8(bytes).is_ok())
+                {
                     return None;
                 }
                 Value::Str(span)
