@@ -155,6 +155,46 @@ impl<'t, 'd> Walker<'t, 'd> {
     ) -> Step {
         self.enter(name, pos, limit)?;
         let sp: &StructPlan = plan.structure(sid);
+        let (p, null) = match marker {
+            Marker::None => (pos, false),
+            _ => self.null_marker(name, marker, pos, limit)?,
+        };
+        let id = self.tree.open(name, Kind::Struct, self.buf, pos as u32);
+        if p != pos {
+            self.tree.node_mut(id).hdr = (p - pos) as u16;
+        }
+        if null {
+            self.tree.node_mut(id).value = Value::Null;
+            self.tree.close(id, p as u32);
+            return Ok(p);
+        }
+        self.depth += 1;
+        let outer_topic = self.topic;
+        let r = self.members(plan, sp, p, limit);
+        self.topic = outer_topic;
+        self.depth -= 1;
+        match r {
+            Ok(q) => {
+                self.tree.close(id, q as u32);
+                Ok(q)
+            }
+            Err(a) => {
+                self.tree.close(id, limit as u32);
+                Err(a)
+            }
+        }
+    }
+
+    /// Reads a nullable struct's presence marker at `pos`: where the struct's fields start and
+    /// whether it is null.
+    #[cold]
+    fn null_marker(
+        &mut self,
+        name: &'static str,
+        marker: Marker,
+        pos: usize,
+        limit: usize,
+    ) -> Result<(usize, bool), Abort> {
         let mut p = pos;
         let null = match marker {
             Marker::None => false,
@@ -187,30 +227,7 @@ impl<'t, 'd> Walker<'t, 'd> {
                 (m as i32) <= 0
             }
         };
-        let id = self.tree.open(name, Kind::Struct, self.buf, pos as u32);
-        if p != pos {
-            self.tree.node_mut(id).hdr = (p - pos) as u16;
-        }
-        if null {
-            self.tree.node_mut(id).value = Value::Null;
-            self.tree.close(id, p as u32);
-            return Ok(p);
-        }
-        self.depth += 1;
-        let outer_topic = self.topic;
-        let r = self.members(plan, sp, p, limit);
-        self.topic = outer_topic;
-        self.depth -= 1;
-        match r {
-            Ok(q) => {
-                self.tree.close(id, q as u32);
-                Ok(q)
-            }
-            Err(a) => {
-                self.tree.close(id, limit as u32);
-                Err(a)
-            }
-        }
+        Ok((p, null))
     }
 
     fn members(&mut self, plan: &Plan, sp: &StructPlan, mut p: usize, limit: usize) -> Step {
