@@ -41,6 +41,64 @@ pub struct FieldPlan {
     pub default: Option<&'static str>,
     /// What the value (an array's elements) identifies: [`Field::entity`].
     pub entity: Entity,
+    /// How the decoder reads it, derived from the above when the plan is compiled.
+    pub read: Read,
+}
+
+/// The decoder's shortcut for one field, worked out once per plan so that the per-field work
+/// of decoding is a match on this and no more. Each shortcut is taken only when it cannot
+/// produce a diagnostic; otherwise the decoder reads the field the general way, which reports
+/// exactly what is wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Read {
+    /// A fixed-width primitive, the first of `run` consecutive untagged ones (this one
+    /// included) that take `width` bytes together: read with one bounds check for the run.
+    Fixed { run: u16, width: u32 },
+    /// A string or bytes.
+    Blob,
+    /// Anything else (structs, arrays, records, tagged fields).
+    General,
+}
+
+/// The bytes a primitive always takes, when that is fixed.
+pub fn fixed_width(p: Prim) -> Option<u32> {
+    Some(match p {
+        Prim::Bool | Prim::Int8 => 1,
+        Prim::Int16 | Prim::Uint16 => 2,
+        Prim::Int32 | Prim::Uint32 => 4,
+        Prim::Int64 | Prim::Float64 => 8,
+        Prim::Uuid => 16,
+        Prim::String | Prim::Bytes | Prim::Records => return None,
+    })
+}
+
+/// The shortcuts of a struct's untagged fields (`fields` in wire order).
+fn set_reads(fields: &mut [FieldPlan]) {
+    let mut run: u16 = 0;
+    let mut width: u32 = 0;
+    for f in fields.iter_mut().rev() {
+        f.read = match f.ty {
+            Ty::Prim(p) => match fixed_width(p) {
+                Some(w) => {
+                    run = run.saturating_add(1);
+                    width = width.saturating_add(w);
+                    Read::Fixed { run, width }
+                }
+                None => {
+                    (run, width) = (0, 0);
+                    if p == Prim::Records {
+                        Read::General
+                    } else {
+                        Read::Blob
+                    }
+                }
+            },
+            _ => {
+                (run, width) = (0, 0);
+                Read::General
+            }
+        };
+    }
 }
 
 /// One struct (the message itself, an inline struct or a common struct) at the plan's version.
@@ -54,6 +112,16 @@ pub struct StructPlan {
     pub tagged: Vec<FieldPlan>,
     /// Whether the struct ends with a tagged section.
     pub flexible: bool,
+}
+
+impl FieldPlan {
+    /// The primitive and its width, for a fixed-width primitive field.
+    pub fn fixed(&self) -> Option<(Prim, usize)> {
+        match self.ty {
+            Ty::Prim(p) => fixed_width(p).map(|w| (p, w as usize)),
+            _ => None,
+        }
+    }
 }
 
 impl StructPlan {
@@ -155,6 +223,7 @@ impl Compiler<'_> {
                 tag: None,
                 default: f.default.as_deref(),
                 entity: f.entity(),
+                read: Read::General,
             };
             if in_tag {
                 tagged.push(FieldPlan {
@@ -166,6 +235,7 @@ impl Compiler<'_> {
             }
         }
         tagged.sort_by_key(|f| f.tag);
+        set_reads(&mut regular);
         if let Some(s) = self.plan.structs.get_mut(id as usize) {
             s.fields = regular;
             s.tagged = tagged;

@@ -405,6 +405,7 @@ impl Tree {
     }
 
     /// Opens a container; close it with [`Tree::close`].
+    #[inline(always)]
     pub fn open(&mut self, name: &'static str, kind: Kind, buf: u16, offset: u32) -> NodeId {
         let id = self.nodes.len() as NodeId;
         self.will_push();
@@ -461,7 +462,7 @@ impl Tree {
     /// Pushes a leaf with its header length and entity (one write of the node, where
     /// [`Tree::leaf`] and setting them after costs a second, bounds-checked one).
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     pub(crate) fn leaf_with(
         &mut self,
         name: &'static str,

@@ -18,11 +18,11 @@ mod tagged;
 
 use super::cursor::Cursor;
 use super::hook::{RecordsHook, RecordsOptions, TopicNames};
-use super::plan::{Plan, StructPlan, Ty};
+use super::plan::{fixed_width, FieldPlan, Plan, Read, StructPlan, Ty};
 use super::tree::{Kind, Tree, Value};
 use crate::limits::MAX_DEPTH;
 use crate::pdu::Direction;
-use crate::schema::model::Entity;
+use crate::schema::model::{Entity, Prim};
 use records::TopicRef;
 
 pub use tagged::TAGS;
@@ -62,6 +62,19 @@ struct Slot {
     in_tag: bool,
     /// What a leaf's value identifies (the field's, for an array's elements too).
     entity: Entity,
+}
+
+impl Slot {
+    /// An untagged field's.
+    fn of(f: &FieldPlan) -> Slot {
+        Slot {
+            name: f.name,
+            nullable: f.nullable,
+            compact: f.compact,
+            in_tag: false,
+            entity: f.entity,
+        }
+    }
 }
 
 /// Decoding state for one message body in one buffer.
@@ -142,6 +155,46 @@ impl<'t, 'd> Walker<'t, 'd> {
     ) -> Step {
         self.enter(name, pos, limit)?;
         let sp: &StructPlan = plan.structure(sid);
+        let (p, null) = match marker {
+            Marker::None => (pos, false),
+            _ => self.null_marker(name, marker, pos, limit)?,
+        };
+        let id = self.tree.open(name, Kind::Struct, self.buf, pos as u32);
+        if p != pos {
+            self.tree.node_mut(id).hdr = (p - pos) as u16;
+        }
+        if null {
+            self.tree.node_mut(id).value = Value::Null;
+            self.tree.close(id, p as u32);
+            return Ok(p);
+        }
+        self.depth += 1;
+        let outer_topic = self.topic;
+        let r = self.members(plan, sp, p, limit);
+        self.topic = outer_topic;
+        self.depth -= 1;
+        match r {
+            Ok(q) => {
+                self.tree.close(id, q as u32);
+                Ok(q)
+            }
+            Err(a) => {
+                self.tree.close(id, limit as u32);
+                Err(a)
+            }
+        }
+    }
+
+    /// Reads a nullable struct's presence marker at `pos`: where the struct's fields start and
+    /// whether it is null.
+    #[cold]
+    fn null_marker(
+        &mut self,
+        name: &'static str,
+        marker: Marker,
+        pos: usize,
+        limit: usize,
+    ) -> Result<(usize, bool), Abort> {
         let mut p = pos;
         let null = match marker {
             Marker::None => false,
@@ -174,49 +227,67 @@ impl<'t, 'd> Walker<'t, 'd> {
                 (m as i32) <= 0
             }
         };
-        let id = self.tree.open(name, Kind::Struct, self.buf, pos as u32);
-        self.tree.node_mut(id).hdr = (p - pos) as u16;
-        if null {
-            self.tree.node_mut(id).value = Value::Null;
-            self.tree.close(id, p as u32);
-            return Ok(p);
-        }
-        self.depth += 1;
-        let outer_topic = self.topic;
-        let r = self.members(plan, sp, p, limit);
-        self.topic = outer_topic;
-        self.depth -= 1;
-        match r {
-            Ok(q) => {
-                self.tree.close(id, q as u32);
-                Ok(q)
-            }
-            Err(a) => {
-                self.tree.close(id, limit as u32);
-                Err(a)
-            }
-        }
+        Ok((p, null))
     }
 
     fn members(&mut self, plan: &Plan, sp: &StructPlan, mut p: usize, limit: usize) -> Step {
-        for f in &sp.fields {
-            self.path.push(Seg::Name(f.name));
-            let slot = Slot {
-                name: f.name,
-                nullable: f.nullable,
-                compact: f.compact,
-                in_tag: false,
-                entity: f.entity,
-            };
-            let r = self.value(plan, &f.ty, slot, p, limit);
-            self.path.pop();
-            p = r?;
-            self.note_topic(f);
-        }
+        // One path segment for all the fields, named only when the general path needs it (the
+        // shortcuts report nothing without naming it first).
+        self.path.push(Seg::Name(""));
+        let r = self.fields(plan, &sp.fields, p, limit);
+        self.path.pop();
+        p = r?;
         if sp.flexible {
             p = self.tagged_section(plan, sp, p, limit)?;
         }
         Ok(p)
+    }
+
+    /// The untagged fields, the last segment of the path being theirs.
+    fn fields(&mut self, plan: &Plan, fields: &[FieldPlan], mut p: usize, limit: usize) -> Step {
+        let mut i = 0;
+        while let Some(f) = fields.get(i) {
+            match f.read {
+                Read::Fixed { run, width } => {
+                    let run = fields.get(i..i + run as usize).unwrap_or(&[]);
+                    let (done, q) = self.fixed_run(run, width as usize, p, limit);
+                    if done > 0 {
+                        i += done;
+                        p = q;
+                        continue;
+                    }
+                }
+                Read::Blob => {
+                    let pr = match f.ty {
+                        Ty::Prim(pr) => pr,
+                        _ => Prim::Records,
+                    };
+                    if let Some(q) = self.fast_blob(pr, Slot::of(f), p, limit) {
+                        if f.entity != Entity::None {
+                            self.note_topic(f);
+                        }
+                        i += 1;
+                        p = q;
+                        continue;
+                    }
+                }
+                Read::General => {}
+            }
+            self.name_last(Seg::Name(f.name));
+            p = self.value(plan, &f.ty, Slot::of(f), p, limit)?;
+            if f.entity != Entity::None {
+                self.note_topic(f);
+            }
+            i += 1;
+        }
+        Ok(p)
+    }
+
+    /// Names the last path segment (the field or element being read).
+    fn name_last(&mut self, seg: Seg) {
+        if let Some(s) = self.path.last_mut() {
+            *s = seg;
+        }
     }
 
     fn value(&mut self, plan: &Plan, ty: &Ty, s: Slot, pos: usize, limit: usize) -> Step {
@@ -254,7 +325,10 @@ impl<'t, 'd> Walker<'t, 'd> {
         } else {
             "an array count (int32)"
         };
-        let (n, hdr) = self.length(name, s.compact, true, pos, limit, what)?;
+        let (n, hdr) = match self.short_count(s.compact, pos, limit) {
+            Some(c) => c,
+            None => self.length(name, s.compact, true, pos, limit, what)?,
+        };
         let start = pos + hdr;
         let remaining = limit.saturating_sub(start);
         let bad = if n < -1 {
@@ -288,7 +362,6 @@ impl<'t, 'd> Walker<'t, 'd> {
             self.tree.close(id, start as u32);
             return Ok(start);
         }
-        let mut p = start;
         let es = Slot {
             name: "",
             nullable: false,
@@ -297,21 +370,78 @@ impl<'t, 'd> Walker<'t, 'd> {
             entity: s.entity,
         };
         self.depth += 1;
-        for i in 0..n as u32 {
-            self.path.push(Seg::Index(i));
-            let r = self.value(plan, elem, es, p, limit);
-            self.path.pop();
-            match r {
-                Ok(q) => p = q,
-                Err(a) => {
-                    self.depth -= 1;
-                    self.tree.close(id, limit as u32);
-                    return Err(a);
-                }
+        self.path.push(Seg::Index(0));
+        let r = self.elements(plan, elem, es, n as u32, start, limit);
+        self.path.pop();
+        let p = match r {
+            Ok(q) => q,
+            Err(a) => {
+                self.depth -= 1;
+                self.tree.close(id, limit as u32);
+                return Err(a);
             }
-        }
+        };
         self.depth -= 1;
         self.tree.close(id, p as u32);
+        Ok(p)
+    }
+
+    /// An array count that reads without a diagnostic (an int32, or a one-byte uvarint):
+    /// `(count, prefix bytes)` as [`Walker::length`] gives it. `None`: read it that way.
+    fn short_count(&self, compact: bool, pos: usize, limit: usize) -> Option<(i64, usize)> {
+        let data = self.data.get(..limit)?;
+        if compact {
+            let b = *data.get(pos)?;
+            (b < 0x80).then_some((i64::from(b) - 1, 1))
+        } else {
+            let b = data.get(pos..pos.checked_add(4)?)?;
+            Some((i64::from(i32::from_be_bytes(b.try_into().ok()?)), 4))
+        }
+    }
+
+    /// An array's `n` elements from `p`, the last path segment being theirs.
+    fn elements(
+        &mut self,
+        plan: &Plan,
+        elem: &Ty,
+        es: Slot,
+        n: u32,
+        mut p: usize,
+        limit: usize,
+    ) -> Step {
+        let mut i = 0;
+        match *elem {
+            Ty::Prim(pr) => {
+                if let Some(w) = fixed_width(pr) {
+                    // All the elements at once when they fit (else the general path says where
+                    // they stop fitting).
+                    (i, p) = self.fixed_elements(pr, w as usize, es.entity, n, p, limit);
+                } else if pr != Prim::Records {
+                    while i < n {
+                        match self.fast_blob(pr, es, p, limit) {
+                            Some(q) => p = q,
+                            None => break,
+                        }
+                        i += 1;
+                    }
+                }
+            }
+            Ty::Struct(sid) => {
+                while i < n {
+                    self.name_last(Seg::Index(i));
+                    self.node_budget("", p, limit)?;
+                    p = self.structure(plan, sid, "", Marker::None, p, limit)?;
+                    i += 1;
+                }
+                return Ok(p);
+            }
+            _ => {}
+        }
+        while i < n {
+            self.name_last(Seg::Index(i));
+            p = self.value(plan, elem, es, p, limit)?;
+            i += 1;
+        }
         Ok(p)
     }
 }

@@ -17,6 +17,15 @@ impl Walker<'_, '_> {
         pos: usize,
         limit: usize,
     ) -> Step {
+        // Most sections are empty: a count of 0 in one byte.
+        if pos < limit && self.data.get(pos) == Some(&0) {
+            let id = self
+                .tree
+                .open("", Kind::TaggedSection, self.buf, pos as u32);
+            self.tree.node_mut(id).hdr = 1;
+            self.tree.close(id, pos as u32 + 1);
+            return Ok(pos + 1);
+        }
         self.path.push(Seg::Name(TAGS));
         let r = self.tagged_inner(plan, sp, pos, limit);
         self.path.pop();
