@@ -168,6 +168,31 @@ pub fn capture_frames(path: &Path, opts: &kinspect::capture::CaptureOptions) -> 
     out
 }
 
+/// A record outside any transaction and without a producer (kafka-protocol's type), with no
+/// headers.
+pub fn kp_record(
+    offset: i64,
+    timestamp: i64,
+    key: Option<bytes::Bytes>,
+    value: Option<bytes::Bytes>,
+) -> kafka_protocol::records::Record {
+    kafka_protocol::records::Record {
+        transactional: false,
+        control: false,
+        delete_horizon: false,
+        partition_leader_epoch: 0,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: kafka_protocol::records::TimestampType::Creation,
+        offset,
+        sequence: -1,
+        timestamp,
+        key,
+        value,
+        headers: Default::default(),
+    }
+}
+
 /// `records` as one uncompressed v2 batch, written by kafka-protocol's `RecordBatchEncoder`
 /// (an encoder independent of kinspect's).
 pub fn kp_batch(records: &[kafka_protocol::records::Record]) -> Vec<u8> {

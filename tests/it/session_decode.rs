@@ -18,9 +18,7 @@ use kafka_protocol::messages::{
     TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
+use kafka_protocol::records::{Compression, RecordBatchEncoder, RecordEncodeOptions};
 use kinspect::capture::testgen::{self, Conversation, Link};
 use kinspect::capture::{read_capture, CaptureOptions, Event};
 use kinspect::pdu::Direction;
@@ -262,21 +260,7 @@ fn consumer_offsets_records_fetched_by_topic_id_decode_with_the_coordinator_sche
     value.extend_from_slice(&5i32.to_be_bytes());
     s16("m", &mut value);
     value.extend_from_slice(&1_767_225_600_123i64.to_be_bytes());
-    let rec = Record {
-        transactional: false,
-        control: false,
-        delete_horizon: false,
-        partition_leader_epoch: 0,
-        producer_id: -1,
-        producer_epoch: -1,
-        timestamp_type: TimestampType::Creation,
-        offset: 0,
-        sequence: -1,
-        timestamp: 1_767_225_600_000,
-        key: Some(key.into()),
-        value: Some(value.into()),
-        headers: Default::default(),
-    };
+    let rec = crate::common::kp_record(0, 1_767_225_600_000, Some(key.into()), Some(value.into()));
     let mut batch = BytesMut::new();
     let opts = RecordEncodeOptions {
         version: 2,

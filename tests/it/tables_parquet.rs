@@ -47,6 +47,24 @@ fn decode_parquet(cap: &str, out: &Path) {
     );
 }
 
+/// `kinspect records -f parquet -o FILE INPUT`, which must succeed with nothing to report.
+fn records_parquet(file: &Path, input: &str) {
+    let o = kinspect(&[
+        "records",
+        "-f",
+        "parquet",
+        "-o",
+        file.to_str().unwrap(),
+        input,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{input}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 const CAPTURES: &[&str] = &[
     "captures/mock-kcat-gzip.pcap",
     "captures/mock-confluent-txn.pcap",
@@ -160,20 +178,7 @@ fn the_records_table_holds_the_records_tshark_decoded() {
         "mock-confluent-txn",
     ] {
         let file = tmp("records").join("records.parquet");
-        let o = kinspect(&[
-            "records",
-            "-f",
-            "parquet",
-            "-o",
-            file.to_str().unwrap(),
-            &format!("captures/{cap}.pcap"),
-        ]);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        records_parquet(&file, &format!("captures/{cap}.pcap"));
         let rows = duckdb(&format!(
             "select frame, list(lower(coalesce(hex(value), '')) order by frame, offset_delta)
              from '{}' group by frame order by frame",
@@ -315,7 +320,6 @@ fn rows_are_routed_by_input_number_not_path_when_a_capture_is_given_twice() {
     ignore = "needs python3 with duckdb (pip install duckdb)"
 )]
 fn record_values_read_back_exactly_null_empty_and_larger_than_a_page() {
-    use kafka_protocol::records::{Record, TimestampType};
     let value = |i: i64| -> Option<Vec<u8>> {
         match i {
             i if i % 7 == 0 => None,
@@ -339,40 +343,14 @@ fn record_values_read_back_exactly_null_empty_and_larger_than_a_page() {
     let mut log = Vec::new();
     let total = 20_000i64;
     for base in (0..total).step_by(500) {
-        let records: Vec<Record> = (base..base + 500)
-            .map(|o| Record {
-                transactional: false,
-                control: false,
-                delete_horizon: false,
-                partition_leader_epoch: 0,
-                producer_id: -1,
-                producer_epoch: -1,
-                timestamp_type: TimestampType::Creation,
-                offset: o,
-                sequence: -1,
-                timestamp: 1_767_225_600_000 + o,
-                key: None,
-                value: value(o).map(bytes::Bytes::from),
-                headers: Default::default(),
-            })
+        let records: Vec<_> = (base..base + 500)
+            .map(|o| common::kp_record(o, 1_767_225_600_000 + o, None, value(o).map(Into::into)))
             .collect();
         log.extend(common::kp_batch(&records));
     }
     std::fs::write(part.join("00000000000000000000.log"), log).unwrap();
     let file = dir.join("records.parquet");
-    let o = kinspect(&[
-        "records",
-        "-f",
-        "parquet",
-        "-o",
-        file.to_str().unwrap(),
-        part.to_str().unwrap(),
-    ]);
-    assert!(
-        o.status.code().is_some_and(|c| c < 2),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    records_parquet(&file, part.to_str().unwrap());
     let rows = duckdb(&format!(
         "select \"offset\", value is null, lower(hex(value)) from '{}' order by \"offset\"",
         file.display()

@@ -52,6 +52,29 @@ impl Walker<'_, '_> {
         }
     }
 
+    /// The leaf of a string or bytes (or its null) at `pos`: an `hdr`-byte length prefix, then
+    /// `len` bytes. Returns where the next value starts.
+    #[inline]
+    fn blob_leaf(
+        &mut self,
+        name: &'static str,
+        value: Value,
+        entity: Entity,
+        pos: usize,
+        (hdr, len): (usize, usize),
+    ) -> usize {
+        self.tree.leaf_with(
+            name,
+            value,
+            self.buf,
+            pos as u32,
+            (hdr + len) as u32,
+            hdr as u16,
+            entity,
+        );
+        pos + hdr + len
+    }
+
     fn bool_warn(&mut self, b: u8, pos: usize) {
         self.warn(
             "invalid-bool",
@@ -170,16 +193,7 @@ impl Walker<'_, '_> {
             if n != -1 || !s.nullable {
                 return None;
             }
-            self.tree.leaf_with(
-                s.name,
-                Value::Null,
-                self.buf,
-                pos as u32,
-                hdr as u32,
-                hdr as u16,
-                s.entity,
-            );
-            return Some(start);
+            return Some(self.blob_leaf(s.name, Value::Null, s.entity, pos, (hdr, 0)));
         }
         let len = n as usize;
         let bytes = data.get(start..start.checked_add(len)?)?;
@@ -199,16 +213,7 @@ impl Walker<'_, '_> {
             Prim::Bytes => Value::Bytes(span),
             _ => return None,
         };
-        self.tree.leaf_with(
-            s.name,
-            value,
-            self.buf,
-            pos as u32,
-            (hdr + len) as u32,
-            hdr as u16,
-            s.entity,
-        );
-        Some(start + len)
+        Some(self.blob_leaf(s.name, value, s.entity, pos, (hdr, len)))
     }
 
     pub(super) fn prim(&mut self, p: Prim, s: Slot, pos: usize, limit: usize) -> Step {
@@ -261,16 +266,7 @@ impl Walker<'_, '_> {
                     format!("null {} where this version does not allow null", p.as_str()),
                 );
             }
-            self.tree.leaf_with(
-                name,
-                Value::Null,
-                self.buf,
-                pos as u32,
-                hdr as u32,
-                hdr as u16,
-                s.entity,
-            );
-            return Ok(start);
+            return Ok(self.blob_leaf(name, Value::Null, s.entity, pos, (hdr, 0)));
         }
         if n < -1 {
             return Err(self.fail(
@@ -328,15 +324,6 @@ impl Walker<'_, '_> {
             }
             _ => Value::Bytes(span),
         };
-        self.tree.leaf_with(
-            name,
-            value,
-            self.buf,
-            pos as u32,
-            (hdr + len) as u32,
-            hdr as u16,
-            s.entity,
-        );
-        Ok(start + len)
+        Ok(self.blob_leaf(name, value, s.entity, pos, (hdr, len)))
     }
 }
