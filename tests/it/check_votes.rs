@@ -63,18 +63,7 @@ fn readme_scenario_captures_are_the_encoded_scenarios() {
         ("kraft-prevote-election.pcap", ELECTION),
         ("kraft-split-vote.pcap", SPLIT_VOTE),
     ] {
-        let want = kraft_pcap(scenario);
-        let path = dir.join(name);
-        if std::env::var_os("BLESS").is_some() {
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(&path, &want).unwrap();
-        }
-        let have = std::fs::read(&path).unwrap_or_default();
-        assert!(
-            have == want,
-            "{} differs from its scenario (BLESS=1 rewrites it)",
-            path.display()
-        );
+        crate::common::generated_fixture(&dir.join(name), &kraft_pcap(scenario));
     }
 }
 

@@ -168,6 +168,21 @@ pub fn capture_frames(path: &Path, opts: &kinspect::capture::CaptureOptions) -> 
     out
 }
 
+/// Asserts that the committed fixture at `path` holds exactly `want`, the bytes its generator in
+/// the test makes (`BLESS=1` writes them there first).
+pub fn generated_fixture(path: &std::path::Path, want: &[u8]) {
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, want).unwrap();
+    }
+    let have = std::fs::read(path).unwrap_or_default();
+    assert!(
+        have == want,
+        "{} differs from what its test generates (BLESS=1 rewrites it)",
+        path.display()
+    );
+}
+
 /// A record outside any transaction and without a producer (kafka-protocol's type), with no
 /// headers.
 pub fn kp_record(

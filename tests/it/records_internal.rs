@@ -461,17 +461,7 @@ fn consumer_offsets_segment() -> Vec<u8> {
 fn the_readme_consumer_offsets_segment_is_kafka_protocols_batch() {
     let path = crate::common::repo()
         .join("tests/fixtures/records/__consumer_offsets-0/00000000000000000000.log");
-    let want = consumer_offsets_segment();
-    if std::env::var_os("BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &want).unwrap();
-    }
-    let have = std::fs::read(&path).unwrap_or_default();
-    assert!(
-        have == want,
-        "{} differs (BLESS=1 rewrites it)",
-        path.display()
-    );
+    crate::common::generated_fixture(&path, &consumer_offsets_segment());
 }
 
 /// `kinspect records` showed internal-topic and control records as their raw bytes (`0x0001…`);
