@@ -32,6 +32,10 @@ use std::io::{self, Read, Write};
 /// 64 KiB, so larger pages would compress no better and only leave the cache).
 pub const PAGE_BYTES: usize = 64 << 10;
 
+/// The page and compression buffers a thread keeps between pages (a page of ordinary values
+/// fits; one grown past it by a single large value is let go).
+const KEEP_BYTES: usize = 2 * PAGE_BYTES;
+
 /// One finished page: definition levels, then the compressed values.
 pub struct EncodedPage {
     data: Bytes,
@@ -59,7 +63,7 @@ pub struct ValuePages {
 impl Default for ValuePages {
     fn default() -> Self {
         ValuePages {
-            plain: Vec::with_capacity(PAGE_BYTES + (PAGE_BYTES >> 2)),
+            plain: Vec::with_capacity(KEEP_BYTES),
             levels: Vec::new(),
             nulls: 0,
             scratch: Vec::new(),
@@ -123,6 +127,12 @@ impl ValuePages {
         self.plain.clear();
         self.levels.clear();
         self.nulls = 0;
+        // A page holding one huge value grew these to its size: not kept for the ordinary pages
+        // that follow.
+        if self.scratch.len() > KEEP_BYTES {
+            self.scratch = Vec::new();
+        }
+        self.plain.shrink_to(KEEP_BYTES);
     }
 
     /// Closes the open page and hands over every finished one.
@@ -395,7 +405,7 @@ mod tests {
     #[test]
     fn a_page_closes_past_its_size_and_rows_are_counted_with_their_nulls() {
         let mut p = ValuePages::default();
-        let big = vec![7u8; PAGE_BYTES];
+        let big = vec![7u8; 4 * PAGE_BYTES];
         p.push(Some(b"a"));
         p.push(None);
         p.push(Some(&big));
@@ -404,7 +414,9 @@ mod tests {
         assert_eq!(pages.len(), 2);
         assert_eq!((pages[0].rows, pages[0].nulls), (3, 1));
         assert_eq!((pages[1].rows, pages[1].nulls), (1, 1));
+        // The large value's room is not kept.
+        assert!(p.plain.capacity() <= KEEP_BYTES && p.scratch.len() <= KEEP_BYTES);
         // Levels 1, 0, 1: three runs of two bytes.
-        assert_eq!(pages[0].uncompressed, 6 + (4 + 1) + (4 + PAGE_BYTES));
+        assert_eq!(pages[0].uncompressed, 6 + (4 + 1) + (4 + 4 * PAGE_BYTES));
     }
 }
