@@ -8,6 +8,7 @@ use kinspect::protocol::{ApiRelease, Protocol, Resolved};
 use kinspect::schema::suggest::closest;
 use kinspect::schema::{Field, MessageSpec};
 use serde_json::{json, Value};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -20,6 +21,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value = "text")]
     pub format: Format,
+    /// Write to this file instead of standard output (`-`: standard output).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +47,11 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         }),
     };
     match out {
-        Ok(text) => io::finish(io::print_all(&text), "kinspect apis", EXIT_OK),
+        Ok(text) => io::finish(
+            io::write_all_to(args.output.as_ref(), text.as_bytes()),
+            "kinspect apis",
+            EXIT_OK,
+        ),
         Err(e) => {
             errln!("kinspect apis: {e}");
             EXIT_FAILURE

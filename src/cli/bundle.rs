@@ -11,7 +11,7 @@ pub struct Args {
     /// A release and its spec folder, as NAME=DIR; repeat, newest release first.
     #[arg(long = "release", value_name = "NAME=DIR", required = true, value_parser = parse_release)]
     pub releases: Vec<(String, PathBuf)>,
-    /// Where to write the bundle (default: standard output).
+    /// Where to write the bundle (default, and `-`: standard output).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
@@ -59,14 +59,6 @@ pub fn run(args: &Args, _g: &Global) -> u8 {
             return EXIT_DIAGNOSTICS;
         }
     };
-    match &args.output {
-        Some(path) => match std::fs::write(path, &text) {
-            Ok(()) => EXIT_OK,
-            Err(e) => {
-                errln!("kinspect bundle: cannot write {}: {e}", path.display());
-                EXIT_FAILURE
-            }
-        },
-        None => io::finish(io::print_all(&text), "kinspect bundle", EXIT_OK),
-    }
+    let written = io::write_all_to(args.output.as_ref(), text.as_bytes());
+    io::finish(written, "kinspect bundle", EXIT_OK)
 }

@@ -4,7 +4,7 @@
 //! when an error-level rule fired.
 
 use super::decode::{exit_code, inputs};
-use super::io::errln;
+use super::io::{self, errln};
 use super::{Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use kinspect::engine;
 use kinspect::output::check::{CheckFormat, CheckPrinter};
@@ -24,6 +24,9 @@ pub struct Args {
     /// Print the quorum timeline (epochs, votes, leaders) after the findings.
     #[arg(long)]
     pub timeline: bool,
+    /// Write to this file instead of standard output (`-`: standard output).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Only the findings of PDUs the filter selects are shown (with --pairs: also those of the
     /// responses to selected requests); the rules still follow every PDU of the conversation.
     #[command(flatten)]
@@ -58,7 +61,13 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     if compiled.reaches_records() {
         opts.records.headers_only = false;
     }
-    let out = std::io::BufWriter::new(std::io::stdout().lock());
+    let out = match io::writer(args.output.as_ref()) {
+        Ok(w) => w,
+        Err(e) => {
+            errln!("kinspect check: {e}");
+            return EXIT_FAILURE;
+        }
+    };
     let mut printer = CheckPrinter::new(out, args.format, args.timeline);
     if let Some(q) = &compiled.query {
         printer = printer.with_filter(q.clone(), compiled.pairs);

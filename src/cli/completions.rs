@@ -1,9 +1,10 @@
 //! `kinspect completions SHELL`: the shell completion script for bash, zsh, fish (elvish,
 //! PowerShell too), written by clap_complete from the same command tree as `--help`.
 
+use super::io::{finish, write_all_to};
 use super::{Cli, Global, EXIT_OK};
 use clap::CommandFactory;
-use std::io::Write;
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -15,6 +16,9 @@ pub struct Args {
     /// The shell.
     #[arg(value_enum, value_name = "SHELL")]
     pub shell: clap_complete::Shell,
+    /// Write to this file instead of standard output (`-`: standard output).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 pub fn run(args: &Args, _g: &Global) -> u8 {
@@ -22,7 +26,6 @@ pub fn run(args: &Args, _g: &Global) -> u8 {
     // Into a buffer first: clap_complete panics when its writer fails (`| head`).
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "kinspect", &mut buf);
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(&buf).and_then(|_| out.flush());
-    EXIT_OK
+    let written = write_all_to(args.output.as_ref(), &buf);
+    finish(written, "kinspect completions", EXIT_OK)
 }

@@ -21,7 +21,7 @@ use kinspect::pdu::{Direction, Hints};
 use kinspect::protocol::Protocol;
 use kinspect::records::AsType;
 use kinspect::wire::decode::RecordsOptions;
-use std::io::{self, IsTerminal};
+use std::io;
 use std::path::PathBuf;
 
 /// The exit codes of `decode` and `stats`, in their help.
@@ -85,8 +85,9 @@ pub struct Args {
     pub input: Option<InputKind>,
     #[command(flatten)]
     pub print: PrintArgs,
-    /// Write to this file instead of standard output (any format); for `-f parquet`, the folder
-    /// (or `.parquet` file) of the tables: see `kinspect::output::parquet`.
+    /// Write to this file instead of standard output (any format; `-`: standard output); for
+    /// `-f parquet`, the folder (or `.parquet` file) of the tables: see
+    /// `kinspect::output::parquet`.
     #[arg(long, short = 'o', value_name = "PATH")]
     pub output: Option<PathBuf>,
     /// For a frame on its own: the API (name or key); for a response, its request's API.
@@ -208,7 +209,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     };
     let inputs = inputs(&args.files);
     let stdout = io::stdout();
-    let tty = stdout.is_terminal() && args.output.is_none();
+    let tty = super::io::output_is_terminal(args.output.as_ref());
     let mut format = args.print.options(g, tty).format;
     if !args.fields.fields.is_empty() && args.print.format.is_none() {
         format = Format::Fields;
@@ -233,7 +234,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     // On a terminal: stdout as Rust sets it up, on one thread.
     let mut pairs_errors = None;
     // `-o PATH`: that file instead (any format); `-f parquet`: the tables there.
-    let out = match &args.output {
+    let out = match super::io::output_path(args.output.as_ref()) {
         Some(p) if format == Format::Parquet => {
             let sink = match super::records::parquet_sink(p, inputs.len(), true) {
                 Ok(s) => s,
@@ -246,10 +247,10 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             let outcome = run_with(inputs, &opts, &compiled, sink, &mut pairs_errors);
             return finish(bar, outcome, pairs_errors);
         }
-        Some(p) => match std::fs::File::create(p) {
+        Some(p) => match super::io::create(p) {
             Ok(f) => Some(f),
             Err(e) => {
-                errln!("kinspect decode: {}: {e}", p.display());
+                errln!("kinspect decode: {e}");
                 return EXIT_FAILURE;
             }
         },

@@ -6,7 +6,7 @@
 //! cannot be encoded is reported with its index and JSON path, and the others are still
 //! written; the exit code is then 1.
 
-use super::io::{errln, finish};
+use super::io::{errln, finish, output_is_terminal, writer};
 use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use serde_json::Value;
 use std::io::{self, BufReader, Read, Write};
@@ -28,6 +28,9 @@ pub struct Args {
     /// How to write the bytes (default: hex on a terminal, raw otherwise).
     #[arg(long, short = 'f', value_enum, value_name = "FORMAT")]
     pub format: Option<OutputKind>,
+    /// Write to this file instead of standard output (`-`: standard output).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
@@ -50,15 +53,20 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             }
         }
     };
-    let stdout = io::stdout();
     let kind = args
         .format
-        .unwrap_or(if io::IsTerminal::is_terminal(&stdout) {
+        .unwrap_or(if output_is_terminal(args.output.as_ref()) {
             OutputKind::Hex
         } else {
             OutputKind::Raw
         });
-    let mut out = io::BufWriter::new(stdout.lock());
+    let mut out = match writer(args.output.as_ref()) {
+        Ok(w) => w,
+        Err(e) => {
+            errln!("kinspect encode: {e}");
+            return EXIT_FAILURE;
+        }
+    };
     let mut bad = false;
     let mut index = 0u64;
     let mut emit = |v: &Value, out: &mut dyn Write| -> io::Result<()> {

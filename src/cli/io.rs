@@ -10,7 +10,9 @@
 
 use super::{EXIT_FAILURE, EXIT_OK};
 use std::fmt;
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 /// `eprintln!` that never panics: a message standard error cannot take is dropped (the exit
 /// code still tells what happened).
@@ -47,11 +49,38 @@ pub fn finish(written: io::Result<()>, who: &str, code: u8) -> u8 {
     }
 }
 
-/// Writes `text` to standard output and flushes it; see [`finish`] for the exit code.
-pub fn print_all(text: &str) -> io::Result<()> {
-    let mut out = stdout();
-    out.write_all(text.as_bytes())?;
+/// `-o PATH` as every subcommand reads it: the file to write instead of standard output, or
+/// `None` for standard output (no `-o`, or `-o -`).
+pub fn output_path(output: Option<&PathBuf>) -> Option<&Path> {
+    output
+        .map(PathBuf::as_path)
+        .filter(|p| p.as_os_str() != "-")
+}
+
+/// Creates (or truncates) the file `-o` names; the error names it.
+pub fn create(path: &Path) -> Result<File, String> {
+    File::create(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Where a subcommand writes its text output: the file `-o` names (see [`output_path`]), or
+/// standard output; buffered. Hand the writes' and the final `flush`'s result to [`finish`].
+pub fn writer(output: Option<&PathBuf>) -> Result<Box<dyn Write>, String> {
+    Ok(match output_path(output) {
+        Some(p) => Box::new(BufWriter::new(create(p)?)),
+        None => Box::new(stdout()),
+    })
+}
+
+/// Writes `bytes` where `-o` says (see [`writer`]) and flushes them.
+pub fn write_all_to(output: Option<&PathBuf>, bytes: &[u8]) -> io::Result<()> {
+    let mut out = writer(output).map_err(io::Error::other)?;
+    out.write_all(bytes)?;
     out.flush()
+}
+
+/// Whether the output `-o` names is a terminal (for colour and hex-by-default): never a file.
+pub fn output_is_terminal(output: Option<&PathBuf>) -> bool {
+    output_path(output).is_none() && io::IsTerminal::is_terminal(&io::stdout())
 }
 
 /// The body of [`errln!`]: one line on standard error, dropped if it cannot be written.

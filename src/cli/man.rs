@@ -2,10 +2,10 @@
 //! command tree as `--help`: kinspect(1), which lists every subcommand, or one subcommand's
 //! page, kinspect-SUBCOMMAND(1).
 
-use super::io::errln;
+use super::io::{errln, finish, write_all_to};
 use super::{Cli, Global, EXIT_FAILURE, EXIT_OK};
 use clap::CommandFactory;
-use std::io::Write;
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Read it with `kinspect man | man -l -`.")]
@@ -13,6 +13,9 @@ pub struct Args {
     /// A subcommand's page instead of kinspect(1).
     #[arg(value_name = "SUBCOMMAND")]
     pub subcommand: Option<String>,
+    /// Write to this file instead of standard output (`-`: standard output).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 pub fn run(args: &Args, _g: &Global) -> u8 {
@@ -38,7 +41,6 @@ pub fn run(args: &Args, _g: &Global) -> u8 {
         errln!("kinspect man: {e}");
         return EXIT_FAILURE;
     }
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(&buf).and_then(|_| out.flush());
-    EXIT_OK
+    let written = write_all_to(args.output.as_ref(), &buf);
+    finish(written, "kinspect man", EXIT_OK)
 }

@@ -3,7 +3,7 @@
 //! writes the session as a pcap. Exit 0 when every answer was clean, 1 when any finding is an
 //! error, 2 for usage or connection failure.
 
-use super::io::errln;
+use super::io::{self, errln};
 use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use kinspect::probe::{self, Config};
 use std::io::Write;
@@ -50,6 +50,9 @@ pub struct Args {
     /// Write the whole session as a pcap (Ethernet/IPv4/TCP synthesised around the real bytes).
     #[arg(long, value_name = "FILE")]
     pub write_pcap: Option<PathBuf>,
+    /// Write the findings to this file instead of standard output (`-`: standard output).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
@@ -79,7 +82,13 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             return EXIT_FAILURE;
         }
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = match io::writer(args.output.as_ref()) {
+        Ok(w) => w,
+        Err(e) => {
+            errln!("kinspect probe: {e}");
+            return EXIT_FAILURE;
+        }
+    };
     let written = match args.format {
         Format::Table => out.write_all(report.table().as_bytes()),
         Format::Jsonl => report

@@ -53,7 +53,8 @@ pub struct Args {
     /// `%f %d %t/%p@%o %T key=%k value=%s` and ` headers=%h` when there are headers.
     #[arg(long, value_name = "FORMAT", value_parser = |s: &str| Template::parse(s))]
     pub template: Option<Template>,
-    /// Write to this file (line, jsonl) or folder / `.parquet` file (parquet).
+    /// Write to this file (line, jsonl; `-`: standard output) or folder / `.parquet` file
+    /// (parquet).
     #[arg(long, short = 'o', value_name = "PATH")]
     pub output: Option<PathBuf>,
     /// Force the kind of input instead of detecting it.
@@ -132,7 +133,7 @@ fn run_with(
 ) -> Result<Outcome, String> {
     let format = match args.format {
         Out::Parquet => {
-            let Some(path) = &args.output else {
+            let Some(path) = super::io::output_path(args.output.as_ref()) else {
                 return Err(
                     "-f parquet writes a table: give the folder (or .parquet file) with -o PATH"
                         .into(),
@@ -151,8 +152,8 @@ fn run_with(
         format,
         template: args.template.clone(),
     };
-    let file = match &args.output {
-        Some(p) => std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
+    let file = match super::io::output_path(args.output.as_ref()) {
+        Some(p) => super::io::create(p)?,
         None => super::stdout_file().ok_or("standard output cannot be written")?,
     };
     let mut printer = RecordPrinter::new(Shared::new(file), o);

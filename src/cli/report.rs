@@ -5,13 +5,12 @@
 //! (`kinspect::output::report`).
 
 use super::decode::{exit_code, inputs};
-use super::io::errln;
+use super::io::{self, errln};
 use super::terminal::Bar;
 use super::{Global, EXIT_FAILURE};
 use kinspect::engine;
 use kinspect::limits::MAX_REPORT_SLOWEST;
 use kinspect::output::report::{Report, ReportOptions};
-use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -67,18 +66,14 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         title,
         slowest: args.slowest as usize,
     };
-    let out: Box<dyn Write> = if args.output.as_os_str() == "-" {
-        Box::new(std::io::stdout().lock())
-    } else {
-        match std::fs::File::create(&args.output) {
-            Ok(f) => Box::new(f),
-            Err(e) => {
-                errln!("kinspect report: {}: {e}", args.output.display());
-                return EXIT_FAILURE;
-            }
+    let out = match io::writer(Some(&args.output)) {
+        Ok(w) => w,
+        Err(e) => {
+            errln!("kinspect report: {e}");
+            return EXIT_FAILURE;
         }
     };
-    let mut report = Report::new(std::io::BufWriter::new(out), ropts);
+    let mut report = Report::new(out, ropts);
     let outcome = match compiled.pairs_of(&mut report) {
         Some(mut pairs) => engine::run(inputs(&args.files), &opts, &mut pairs),
         None => engine::run(inputs(&args.files), &opts, &mut report),

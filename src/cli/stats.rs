@@ -3,7 +3,7 @@
 //! counting and the tables are the library's (`kinspect::output::stats`).
 
 use super::decode::{exit_code, inputs};
-use super::io::errln;
+use super::io::{self, errln};
 use super::terminal::Bar;
 use super::Global;
 use kinspect::engine::{self, parallel::Shared};
@@ -25,6 +25,9 @@ pub struct Args {
     /// `text` tables or one `json` object.
     #[arg(long, short = 'f', value_name = "FORMAT", default_value = "text", value_parser = super::choice::<StatsFormat>())]
     pub format: StatsFormat,
+    /// Write to this file instead of standard output (`-`: standard output).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
     #[command(flatten)]
     pub filter: super::filter_args::FilterArgs,
 }
@@ -60,7 +63,17 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let files = &args.files[..];
     let bar = Bar::for_inputs(files);
     opts.progress = bar.clone().map(|b| b as _);
-    let outcome = match super::stdout_file() {
+    let file = match io::output_path(args.output.as_ref()) {
+        Some(p) => match io::create(p) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                errln!("kinspect stats: {e}");
+                return super::EXIT_FAILURE;
+            }
+        },
+        None => super::stdout_file(),
+    };
+    let outcome = match file {
         Some(f) if compiled.pairs => {
             let mut p = StatsPrinter::new(Shared::new(f), args.format);
             match compiled.pairs_of(&mut p) {

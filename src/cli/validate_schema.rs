@@ -15,7 +15,6 @@ use kinspect::schema::model::MessageSpec;
 use kinspect::schema::validate::files::read_inputs;
 use kinspect::schema::validate::{check_files, count, validate_specs, Release};
 use serde_json::{json, Value};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -35,6 +34,9 @@ pub struct Args {
     /// `builtin` (Kafka 4.3.1, then 3.9.0).
     #[arg(long, value_name = "DIR|builtin")]
     pub baseline: Option<String>,
+    /// Write to this file instead of standard output (`-`: standard output).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +56,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             with_schemas = Args {
                 paths: vec![dir.clone()],
                 baseline: args.baseline.clone(),
+                output: args.output.clone(),
                 ..*args
             };
             &with_schemas
@@ -63,7 +66,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     match execute(args) {
         Ok(report) => {
             let out = match args.format {
-                Format::Text => render_text(&report, use_color(g)),
+                Format::Text => render_text(&report, use_color(g, args)),
                 Format::Json => render_json(&report),
             };
             let code = if report.diags.iter().any(SchemaDiag::is_error) {
@@ -72,7 +75,8 @@ pub fn run(args: &Args, g: &Global) -> u8 {
                 EXIT_OK
             };
             // A closed pipe ends quietly with 0, like every subcommand's closed output.
-            io::finish(io::print_all(&out), "kinspect validate-schema", code)
+            let written = io::write_all_to(args.output.as_ref(), out.as_bytes());
+            io::finish(written, "kinspect validate-schema", code)
         }
         Err(msg) => {
             errln!("kinspect validate-schema: {msg}");
@@ -186,13 +190,13 @@ fn load_baseline(b: &str) -> Result<(Vec<&'static MessageSpec>, Vec<String>), St
     Ok((specs, origins))
 }
 
-fn use_color(g: &Global) -> bool {
+fn use_color(g: &Global, args: &Args) -> bool {
     match g.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
             std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
+                && io::output_is_terminal(args.output.as_ref())
         }
     }
 }

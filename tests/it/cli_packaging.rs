@@ -145,3 +145,84 @@ fn the_man_page_renders_without_warnings_and_names_every_subcommand() {
     }
     assert_eq!(common::kinspect(&["man", "no-such"]).status.code(), Some(2));
 }
+
+#[test]
+fn every_subcommand_names_its_output_with_dash_o() {
+    let subs = subcommands();
+    assert!(subs.len() > 10, "{subs:?}");
+    for s in &subs {
+        let help = common::stdout(&common::kinspect(&[s, "--help"]));
+        assert!(
+            help.contains("-o, --output <"),
+            "kinspect {s} --help has no -o/--output:\n{help}"
+        );
+        if help.contains("-f, --format <") {
+            assert!(
+                help.contains("--format <FORMAT>"),
+                "kinspect {s}: -f is not a format"
+            );
+        }
+    }
+}
+
+/// `-o FILE` holds exactly what standard output gets without it, and `-o -` is standard output,
+/// in every subcommand that prints (probe's is in `probe_fake`).
+#[test]
+fn dash_o_file_holds_what_standard_output_gets() {
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dash-o");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let cap = common::captures_dir().join("mock-kcat-gzip.pcap");
+    let cap = cap.to_str().unwrap();
+    let jsonl = tmp.join("frames.jsonl");
+    let decoded = common::kinspect(&["decode", "-f", "jsonl", cap]);
+    std::fs::write(&jsonl, &decoded.stdout).unwrap();
+    let jsonl = jsonl.to_str().unwrap();
+    let runs: &[&[&str]] = &[
+        &["decode", "-f", "jsonl", cap],
+        &["decode", "-f", "tree", "--color", "never", cap],
+        &["decode", "-f", "fields", "-e", "api", "-e", "topic", cap],
+        &["records", cap],
+        &["records", "-f", "jsonl", cap],
+        &["stats", cap],
+        &["stats", "-f", "json", cap],
+        &["check", cap],
+        &["apis"],
+        &["apis", "Produce", "--version", "9", "-f", "json"],
+        &["validate-schema", "--color", "never"],
+        &["encode", "-f", "hex", jsonl],
+        &["encode", jsonl],
+        &["completions", "bash"],
+        &["man", "records"],
+    ];
+    for (i, args) in runs.iter().enumerate() {
+        let plain = common::kinspect(args);
+        assert!(!plain.stdout.is_empty(), "{args:?} printed nothing");
+        let file = tmp.join(format!("out-{i}"));
+        let f = file.to_str().unwrap();
+        let to_file = common::kinspect(&[args, &["-o", f][..]].concat());
+        assert!(to_file.stdout.is_empty(), "{args:?} -o FILE still printed");
+        assert_eq!(
+            (to_file.status.code(), std::fs::read(&file).unwrap()),
+            (plain.status.code(), plain.stdout.clone()),
+            "{args:?} -o FILE: {}",
+            String::from_utf8_lossy(&to_file.stderr)
+        );
+        let dash = common::kinspect(&[args, &["-o", "-"][..]].concat());
+        assert_eq!(
+            (dash.status.code(), dash.stdout),
+            (plain.status.code(), plain.stdout),
+            "{args:?} -o -"
+        );
+    }
+    // A file that cannot be created is a failure that names it, with nothing written.
+    let bad = tmp.join("no-such-folder").join("x");
+    for args in [&["stats", cap][..], &["apis"], &["check", cap]] {
+        let o = common::kinspect(&[args, &["-o", bad.to_str().unwrap()][..]].concat());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.code() == Some(2) && err.contains("no-such-folder"),
+            "{args:?}: {:?} {err}",
+            o.status.code()
+        );
+    }
+}

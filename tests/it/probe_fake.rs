@@ -197,6 +197,32 @@ fn the_session_pcap_decodes_in_kinspect_and_tshark() {
     assert!(findings
         .iter()
         .all(|f| f["finding"].is_string() && f["request_hex"].is_string()));
+    // `-o FILE`: the same findings, in the file and not on standard output.
+    let file = dir.join("findings.jsonl");
+    let to_file = kinspect(&[
+        "probe",
+        &a,
+        "--variants",
+        "0",
+        "--timeout",
+        "250",
+        "-f",
+        "jsonl",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(to_file.status.code(), Some(1));
+    assert!(to_file.stdout.is_empty());
+    let names = |lines: &str| -> Vec<String> {
+        lines
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["finding"].to_string())
+            .collect()
+    };
+    assert_eq!(
+        names(&std::fs::read_to_string(&file).unwrap()),
+        names(&String::from_utf8_lossy(&o.stdout))
+    );
     let d = kinspect(&["decode", "-f", "jsonl", pcap.to_str().unwrap()]);
     let pdus: Vec<serde_json::Value> = String::from_utf8_lossy(&d.stdout)
         .lines()
