@@ -369,3 +369,166 @@ fn record_values_read_back_exactly_null_empty_and_larger_than_a_page() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+#[cfg_attr(
+    not(kinspect_duckdb),
+    ignore = "needs python3 with duckdb (pip install duckdb)"
+)]
+fn every_records_column_and_its_statistics_read_back_from_a_segment_kafka_protocol_wrote() {
+    use kafka_protocol::protocol::StrBytes;
+    // What each record is, decided here: kafka-protocol encodes it, DuckDB reads kinspect's
+    // table back, and every column must say what the test put in.
+    struct Want {
+        offset: i64,
+        delta: i64,
+        key: Option<String>,
+        header: Option<String>,
+        producer_id: i64,
+        producer_epoch: i64,
+        sequence: i64,
+        transactional: bool,
+        file_offset: usize,
+    }
+    let dir = tmp("columns");
+    let part = dir.join("orders-3");
+    std::fs::create_dir_all(&part).unwrap();
+    let (mut log, mut want) = (Vec::new(), Vec::new());
+    let per_batch = 300i64;
+    for b in 0..40i64 {
+        let base = b * per_batch;
+        let at = log.len();
+        let records: Vec<_> = (base..base + per_batch)
+            .map(|o| {
+                let key = (o % 3 != 0).then(|| format!("key-{o}"));
+                let mut r = common::kp_record(
+                    o,
+                    1_767_225_600_000 + 7 * o,
+                    key.clone().map(Into::into),
+                    Some(format!("value {o}").into_bytes().into()),
+                );
+                // Producers of ids above i32 (and one with the largest id), a few epochs.
+                r.producer_id = if b == 39 {
+                    i64::MAX
+                } else {
+                    5_000_000_000 + b % 4
+                };
+                r.producer_epoch = (b % 5) as i16;
+                r.sequence = (b * 1000 + (o - base)) as i32;
+                r.transactional = b % 2 == 1;
+                let header = (o % 4 == 0).then(|| format!("h{o}"));
+                if let Some(h) = &header {
+                    r.headers.insert(
+                        StrBytes::from_static_str("trace"),
+                        Some(h.clone().into_bytes().into()),
+                    );
+                }
+                want.push(Want {
+                    offset: o,
+                    delta: o - base,
+                    key,
+                    header,
+                    producer_id: r.producer_id,
+                    producer_epoch: r.producer_epoch.into(),
+                    sequence: r.sequence.into(),
+                    transactional: r.transactional,
+                    file_offset: at,
+                });
+                r
+            })
+            .collect();
+        log.extend(common::kp_batch(&records));
+    }
+    std::fs::write(part.join("00000000000000000000.log"), log).unwrap();
+    let file = dir.join("records.parquet");
+    records_parquet(&file, part.to_str().unwrap());
+    let f = file.display();
+    let rows = duckdb(&format!(
+        "select \"offset\", offset_delta, epoch_ms(\"timestamp\"), timestamp_type, decode(key),
+                headers[1].key, decode(headers[1].value), len(headers), producer_id,
+                producer_epoch, sequence, transactional, control, codec, magic, crc_ok, topic,
+                partition, file_offset, frame is null, direction is null, client is null,
+                client_id is null, decode(value)
+         from '{f}' order by \"offset\""
+    ));
+    assert_eq!(rows.len(), want.len());
+    for (r, w) in rows.iter().zip(&want) {
+        let o = w.offset;
+        let expect = serde_json::json!([
+            o,
+            w.delta,
+            1_767_225_600_000 + 7 * o,
+            "CreateTime",
+            w.key,
+            w.header.as_ref().map(|_| "trace"),
+            w.header,
+            u8::from(w.header.is_some()),
+            w.producer_id,
+            w.producer_epoch,
+            w.sequence,
+            w.transactional,
+            false,
+            "none",
+            2,
+            true,
+            "orders",
+            3,
+            w.file_offset,
+            true,
+            true,
+            true,
+            true,
+            format!("value {o}"),
+        ]);
+        assert_eq!(J::Array(r.clone()), expect, "offset {o}");
+    }
+    // Statistics: every column chunk that has a min and max has those of its values as DuckDB
+    // computes them from the rows, and its null count; the columns without statistics (payloads,
+    // labels) have none.
+    let stats = duckdb(&format!(
+        "select path_in_schema, stats_min_value, stats_max_value, stats_null_count
+         from parquet_metadata('{f}') where path_in_schema not like 'headers%'
+         order by column_id"
+    ));
+    let none = [
+        "direction",
+        "client",
+        "timestamp_type",
+        "key",
+        "value",
+        "codec",
+    ];
+    assert_eq!(stats.len(), 22);
+    for s in &stats {
+        let col = s[0].as_str().unwrap();
+        if none.contains(&col) {
+            assert_eq!(s[1..], [J::Null, J::Null, J::Null], "{col} has statistics");
+            continue;
+        }
+        let computed = duckdb(&format!(
+            "select min(\"{col}\")::varchar, max(\"{col}\")::varchar, count(*) - count(\"{col}\")
+             from '{f}'"
+        ));
+        let (min, max, nulls) = (&computed[0][0], &computed[0][1], &computed[0][2]);
+        assert_eq!(&s[3], nulls, "{col}: null count");
+        if min.is_null() {
+            assert_eq!(
+                s[1..3],
+                [J::Null, J::Null],
+                "{col}: all null, yet a min/max"
+            );
+        } else if min.as_str().is_some_and(|m| m.len() > 64) {
+            // (The input's path here.) Cut to 64 bytes as the parquet crate cuts: the min to a
+            // prefix, the max raised above every value.
+            let (lo, hi) = (s[1].as_str().unwrap(), s[2].as_str().unwrap());
+            assert!(
+                lo.len() <= 64 && min.as_str().unwrap().starts_with(lo),
+                "{col}: {lo}"
+            );
+            assert!(hi.len() <= 64 && hi > max.as_str().unwrap(), "{col}: {hi}");
+        } else {
+            assert_eq!((&s[1], &s[2]), (min, max), "{col}: min, max");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -2,14 +2,15 @@
 //! (`records`) as Parquet files (cargo feature `parquet`), written row group by row group as the
 //! input streams, so memory stays flat however large the capture.
 //!
-//! Rows gather in Arrow builders (on both decoding threads: the sink splits) and go to the
-//! writer [`BATCH_ROWS`] at a time (or sooner, when their data reaches [`BATCH_BYTES`]), in input
-//! order; the writer encodes on a thread of its own and closes a row group once it holds
-//! [`ROW_GROUP_ROWS`] rows, or when what it holds reaches [`ROW_GROUP_BYTES`]. Record values,
-//! nearly all of the bytes, skip the builders: the decoding threads encode and compress them into
-//! Parquet pages themselves ([`pages`]), and the writer lays those out as their column chunk.
+//! Rows gather on both decoding threads (the sink splits) and go to the writer [`BATCH_ROWS`] at
+//! a time (or sooner, when their data reaches [`BATCH_BYTES`]), in input order; the writer, on a
+//! thread of its own, closes a row group once it holds [`ROW_GROUP_ROWS`] rows, or when what it
+//! holds reaches [`ROW_GROUP_BYTES`]. The `records` table's columns but `headers` are encoded and
+//! compressed into Parquet pages by the decoding threads themselves ([`pages`]), and the writer
+//! only lays those out as column chunks; `headers` and the `pdus` table (a row per PDU, not per
+//! record) gather in Arrow builders and are encoded by the parquet crate on the writer's thread.
 //! Data pages v2, PLAIN, snappy compression, no dictionaries; statistics for the columns one
-//! filters on (see `Table::create`).
+//! filters on ([`has_statistics`]).
 //!
 //! Where the files go ([`Layout`]): `-o out/` with one input writes `out/pdus.parquet` and
 //! `out/records.parquet`; with several inputs one file per input per table,
@@ -53,7 +54,7 @@ use std::thread::JoinHandle;
 
 mod pages;
 mod rows;
-use pages::ValueChunk;
+use pages::ColumnChunk;
 use rows::{other, take, Batch};
 pub use rows::{pdus_schema, records_schema, PduRows, RecordRows, Rows};
 
@@ -66,16 +67,21 @@ pub const ROW_GROUP_ROWS: usize = 128 * 1024;
 /// A row group is closed early once the writer holds this much of it.
 pub const ROW_GROUP_BYTES: usize = 64 << 20;
 
-/// The columns that hold payload bytes (paths in the Parquet schema) and that the parquet crate
-/// writes: without statistics (see [`Table::create`]).
-const PAYLOAD_COLUMNS: &[&[&str]] = &[&["key"], &["headers", "list", "item", "value"]];
+/// The columns that hold payload bytes (paths in the Parquet schema): without statistics (see
+/// [`Table::create`]).
+const PAYLOAD_COLUMNS: &[&[&str]] = &[&["key"], &["value"], &["headers", "list", "item", "value"]];
 
 /// Columns of a few short labels each (or addresses): no statistics, which would compare every
 /// value to prune nothing (every row group holds both directions, most clients and codecs).
 const LABEL_COLUMNS: &[&str] = &["direction", "client", "server", "timestamp_type", "codec"];
 
-/// The column whose pages the rows' threads encode ([`pages`]): record values.
-const PAGED_COLUMN: &str = "value";
+/// Whether the column at `path` (in the Parquet schema) has statistics: min, max and null count
+/// per column chunk (and per page where the parquet crate writes it). Not for payload bytes,
+/// whose min/max prunes nothing, nor for labels and addresses, which every row group holds all
+/// of.
+pub(super) fn has_statistics(path: &[&str]) -> bool {
+    !PAYLOAD_COLUMNS.contains(&path) && !matches!(path, [one] if LABEL_COLUMNS.contains(one))
+}
 
 /// Bytes gathered before each write to a table's file.
 const WRITE_BUFFER: usize = 1 << 20;
@@ -119,17 +125,19 @@ impl Layout {
     }
 }
 
-/// One open Parquet file: the parquet crate's column writers for every column but the paged
-/// one (`value` of `records`, see [`pages`]), whose chunk this module lays out itself.
+/// One open Parquet file: the parquet crate's column writers for the columns that come as
+/// Arrow arrays, and the chunks of those that come as pages (most of `records`', see
+/// [`pages`]), which this module lays out itself.
 struct Table {
     file: SerializedFileWriter<BufWriter<std::fs::File>>,
     factory: ArrowRowGroupWriterFactory,
     schema: SchemaRef,
-    /// The row group being written: a writer per leaf column (the paged leaf's is unused).
+    /// The row group being written: a writer per leaf column (those of paged leaves unused).
     writers: Option<Vec<ArrowColumnWriter>>,
-    /// The field (and leaf column) whose values come as pages, if the table has one.
-    paged: Option<(usize, usize)>,
-    chunk: ValueChunk,
+    /// The leaf column of each field that is one leaf (a top-level primitive), by field.
+    leaf_of: Vec<Option<usize>>,
+    /// The row group's paged column chunks, by leaf.
+    chunks: Vec<Option<ColumnChunk>>,
     rows: usize,
     groups: usize,
 }
@@ -156,15 +164,14 @@ impl Table {
             .set_max_row_group_size(ROW_GROUP_ROWS)
             .set_created_by(format!("kinspect {}", env!("CARGO_PKG_VERSION")));
         // Statistics (min/max per page and column chunk) for the columns one filters on: numbers,
-        // names, ids. Not for payload bytes, whose min/max prunes nothing, nor for labels and
-        // addresses, which every row group holds all of.
-        for col in PAYLOAD_COLUMNS {
+        // names, ids ([`has_statistics`]).
+        for col in PAYLOAD_COLUMNS
+            .iter()
+            .copied()
+            .chain(LABEL_COLUMNS.chunks(1))
+        {
             let path = ColumnPath::from(col.iter().map(|s| s.to_string()).collect::<Vec<_>>());
             props = props.set_column_statistics_enabled(path, EnabledStatistics::None);
-        }
-        for col in LABEL_COLUMNS {
-            props = props
-                .set_column_statistics_enabled(ColumnPath::from(*col), EnabledStatistics::None);
         }
         let props = props.build();
         // Column chunks are copied out 8 KiB at a time: gathered here into large writes.
@@ -172,21 +179,24 @@ impl Table {
         let (file, factory) = ArrowWriter::try_new(file, Arc::clone(&schema), Some(props))
             .and_then(ArrowWriter::into_serialized_writer)
             .map_err(other)?;
-        let paged = schema.index_of(PAGED_COLUMN).ok().and_then(|field| {
-            let leaf = file
-                .schema_descr()
-                .columns()
-                .iter()
-                .position(|c| c.path().parts() == [PAGED_COLUMN])?;
-            Some((field, leaf))
-        });
+        let leaves = file.schema_descr().columns();
+        let leaf_of = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                leaves
+                    .iter()
+                    .position(|c| c.path().parts() == [f.name().as_str()])
+            })
+            .collect();
+        let chunks = leaves.iter().map(|_| None).collect();
         Ok(Table {
             file,
             factory,
             schema,
             writers: None,
-            paged,
-            chunk: ValueChunk::default(),
+            leaf_of,
+            chunks,
             rows: 0,
             groups: 0,
         })
@@ -206,7 +216,7 @@ impl Table {
         };
         let (mut leaf, mut arrays) = (0, batch.columns.iter());
         for (i, field) in self.schema.fields().iter().enumerate() {
-            if self.paged.is_some_and(|(f, _)| f == i) {
+            if batch.paged.iter().any(|(f, _)| *f == i) {
                 leaf += 1;
                 continue;
             }
@@ -221,13 +231,30 @@ impl Table {
                 leaf += 1;
             }
         }
-        self.chunk.extend(batch.pages);
+        for (field, paged) in batch.paged {
+            let chunk = self
+                .leaf_of
+                .get(field)
+                .copied()
+                .flatten()
+                .and_then(|leaf| self.chunks.get_mut(leaf))
+                .ok_or_else(|| other(format!("pages for field {field}, which is not a leaf")))?;
+            match chunk {
+                Some(c) => c.extend(paged),
+                None => *chunk = Some(ColumnChunk::new(paged)),
+            }
+        }
         self.rows += batch.rows;
         let held = writers
             .iter()
             .map(ArrowColumnWriter::memory_size)
             .sum::<usize>()
-            + self.chunk.bytes();
+            + self
+                .chunks
+                .iter()
+                .flatten()
+                .map(ColumnChunk::bytes)
+                .sum::<usize>();
         if self.rows >= ROW_GROUP_ROWS || held >= ROW_GROUP_BYTES {
             self.flush()?;
         }
@@ -239,21 +266,20 @@ impl Table {
         let Some(writers) = self.writers.take().filter(|_| self.rows > 0) else {
             return Ok(());
         };
-        let mut paged = self
-            .paged
-            .map(|(_, leaf)| (leaf, self.file.schema_descr().column(leaf)));
-        let chunk = std::mem::take(&mut self.chunk);
+        let leaves = self.file.schema_descr().columns().to_vec();
         let mut group = self.file.next_row_group().map_err(other)?;
-        let mut chunk = Some(chunk);
         for (leaf, w) in writers.into_iter().enumerate() {
-            if let Some((_, descr)) = paged.take_if(|(l, _)| *l == leaf) {
-                if let Some(c) = chunk.take() {
-                    c.append_to(descr, &mut group)?;
-                }
-            } else {
-                w.close()
+            match self
+                .chunks
+                .get_mut(leaf)
+                .and_then(Option::take)
+                .zip(leaves.get(leaf))
+            {
+                Some((c, descr)) => c.append_to(Arc::clone(descr), &mut group)?,
+                None => w
+                    .close()
                     .and_then(|c| c.append_to_row_group(&mut group))
-                    .map_err(other)?;
+                    .map_err(other)?,
             }
         }
         group.close().map_err(other)?;

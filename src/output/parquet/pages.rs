@@ -1,29 +1,34 @@
-//! The `value` column of the `records` table, encoded here rather than by the parquet crate.
+//! The `records` table's columns, encoded here rather than by the parquet crate: every one but
+//! `headers` (a list of structs, which the crate writes).
 //!
 //! Record values are nearly all of a records table's bytes (697 of the 801 MB of JSON Lines the
 //! benchmark capture makes), and the crate's column writer handles each one four times on the
 //! writer's thread: copied into a page buffer grown by doubling, copied again into the page it
 //! compresses, compressed into an output it first fills with zeros and grows, then copied into
-//! the column chunk. Here the rows' own thread writes each value once, PLAIN, into a page of
-//! about [`PAGE_BYTES`], and snappy-compresses the page into a reused buffer while the bytes are
-//! still in its cache. The writer only lays the finished pages out as a column chunk
-//! ([`ValueChunk::append_to`]), so that compression runs on both decoding threads and not on
-//! the writer's alone.
+//! the column chunk. The other columns went through Arrow builders on the decoding threads and
+//! then through the crate's level, statistics and encoding work on the writer's, which set the
+//! pace of the whole run. Here the rows' own thread writes each value once, PLAIN, into a page
+//! of about [`PAGE_BYTES`] per column, keeps the column's min and max, and snappy-compresses the
+//! page into a reused buffer while the bytes are still in its cache. The writer only lays the
+//! finished pages out as column chunks ([`ColumnChunk::append_to`]), so that encoding and
+//! compression run on both decoding threads and not on the writer's alone.
 //!
-//! The pages are Parquet data pages v2 (what the rest of the file uses too): definition levels
-//! (the column is optional, max level 1) RLE-encoded and left uncompressed, then the PLAIN values
-//! (a 4-byte little-endian length before each value's bytes) snappy-compressed. Pages begin on row
-//! boundaries; there are no repetition levels and no statistics (nobody filters on min/max of
-//! payloads).
+//! The pages are Parquet data pages v2 (what the rest of the file uses too): for an optional
+//! column, definition levels (max level 1) RLE-encoded and left uncompressed; then the PLAIN
+//! values snappy-compressed. Pages begin on row boundaries; there are no repetition levels and no
+//! page statistics. Column chunks have statistics (min, max, null count) when their column asks
+//! for them: chunk-level only, no column index.
 
 use super::rows::other;
 use crate::wire::cursor::put_uvarint;
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding};
 use parquet::column::writer::ColumnCloseResult;
+use parquet::data_type::ByteArray;
 use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::page_index::offset_index::{OffsetIndexMetaData, PageLocation};
 use parquet::file::reader::{ChunkReader, Length};
+use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::file::writer::SerializedRowGroupWriter;
 use parquet::schema::types::ColumnDescPtr;
 use std::io::{self, Read, Write};
@@ -36,7 +41,101 @@ pub const PAGE_BYTES: usize = 64 << 10;
 /// fits; one grown past it by a single large value is let go).
 const KEEP_BYTES: usize = 2 * PAGE_BYTES;
 
-/// One finished page: definition levels, then the compressed values.
+/// A byte-array min or max longer than this is cut to this length (the max then raised to stay
+/// an upper bound), as the parquet crate does by default; the statistics then say they are not
+/// exact.
+const MAX_STAT_BYTES: usize = 64;
+
+/// How a column's values are laid out PLAIN, and ordered for its statistics. The physical
+/// types are those the parquet crate gives the Arrow types of the schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// BYTE_ARRAY (Binary): a 4-byte little-endian length, then the bytes; ordered bytewise,
+    /// unsigned.
+    Bytes,
+    /// BYTE_ARRAY holding UTF-8 (Utf8): as [`Kind::Bytes`], but a min or max is cut on a
+    /// character boundary.
+    Str,
+    /// INT32, signed (Int8, Int16, Int32).
+    I32,
+    /// INT64, signed (Int64, timestamps).
+    I64,
+    /// INT64 holding an unsigned 64-bit number (UInt64), ordered unsigned.
+    U64,
+    /// BOOLEAN: one bit per value, least significant first.
+    Bool,
+}
+
+/// A column's min and max over some values, in its order (numbers widened to `i128`, which
+/// orders signed and unsigned ones alike).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Bounds {
+    #[default]
+    Empty,
+    Int(i128, i128),
+    Bytes(Vec<u8>, Vec<u8>),
+}
+
+impl Kind {
+    /// The kind the parquet crate's physical type for an Arrow type is (`None`: not one the
+    /// pages write).
+    pub fn of(t: &arrow_schema::DataType) -> Option<Kind> {
+        use arrow_schema::DataType as T;
+        Some(match t {
+            T::Utf8 => Kind::Str,
+            T::Binary => Kind::Bytes,
+            T::Int8 | T::Int16 | T::Int32 => Kind::I32,
+            T::Int64 | T::Timestamp(..) => Kind::I64,
+            T::UInt64 => Kind::U64,
+            T::Boolean => Kind::Bool,
+            _ => return None,
+        })
+    }
+}
+
+impl Bounds {
+    fn int(&mut self, v: i128) {
+        match self {
+            Bounds::Int(lo, hi) => {
+                *lo = (*lo).min(v);
+                *hi = (*hi).max(v);
+            }
+            _ => *self = Bounds::Int(v, v),
+        }
+    }
+
+    fn bytes(&mut self, v: &[u8]) {
+        match self {
+            Bounds::Bytes(lo, hi) => {
+                if v < lo.as_slice() {
+                    lo.clear();
+                    lo.extend_from_slice(v);
+                } else if v > hi.as_slice() {
+                    hi.clear();
+                    hi.extend_from_slice(v);
+                }
+            }
+            _ => *self = Bounds::Bytes(v.to_vec(), v.to_vec()),
+        }
+    }
+
+    fn merge(&mut self, other: Bounds) {
+        match other {
+            Bounds::Empty => {}
+            Bounds::Int(lo, hi) => {
+                self.int(lo);
+                self.int(hi);
+            }
+            Bounds::Bytes(lo, hi) => {
+                self.bytes(&lo);
+                self.bytes(&hi);
+            }
+        }
+    }
+}
+
+/// One finished page: definition levels (if the column is optional), then the compressed
+/// values.
 pub struct EncodedPage {
     data: Bytes,
     def_levels_len: u32,
@@ -45,62 +144,177 @@ pub struct EncodedPage {
     uncompressed: usize,
 }
 
-/// Values being written into pages (on a decoding thread).
-pub struct ValuePages {
+/// What a column's encoder hands the writer for a batch of rows: its pages, and the min/max and
+/// nulls over them.
+pub struct Paged {
+    kind: Kind,
+    stats: bool,
+    pages: Vec<EncodedPage>,
+    bounds: Bounds,
+    nulls: u64,
+}
+
+impl Paged {
+    /// Rows in the pages.
+    pub fn rows(&self) -> usize {
+        self.pages.iter().map(|p| p.rows as usize).sum()
+    }
+}
+
+/// A column's values being written into pages (on a decoding thread).
+pub struct ColumnPages {
+    kind: Kind,
+    /// Nullable: definition levels are written.
+    optional: bool,
+    /// Whether min and max are kept.
+    stats: bool,
     /// The open page's values, PLAIN.
     plain: Vec<u8>,
     /// The open page's definition levels, one byte (0 null, 1 present) per row.
     levels: Vec<u8>,
+    rows: u32,
     nulls: u32,
+    /// Booleans not yet packed into `plain`, and how many.
+    bits: u8,
+    nbits: u8,
+    bounds: Bounds,
+    batch_nulls: u64,
     /// Where snappy writes: grown once, reused for every page (never zero-filled again).
     scratch: Vec<u8>,
     snappy: snap::raw::Encoder,
     done: Vec<EncodedPage>,
-    /// What went wrong, told by [`ValuePages::finish`].
+    /// What went wrong, told by [`ColumnPages::finish`].
     failed: Option<String>,
 }
 
-impl Default for ValuePages {
-    fn default() -> Self {
-        ValuePages {
-            plain: Vec::with_capacity(KEEP_BYTES),
+impl ColumnPages {
+    /// An encoder for a column of `kind`, nullable or not, with min/max statistics or not.
+    pub fn new(kind: Kind, optional: bool, stats: bool) -> ColumnPages {
+        ColumnPages {
+            kind,
+            optional,
+            stats,
+            plain: Vec::new(),
             levels: Vec::new(),
+            rows: 0,
             nulls: 0,
+            bits: 0,
+            nbits: 0,
+            bounds: Bounds::Empty,
+            batch_nulls: 0,
             scratch: Vec::new(),
             snappy: snap::raw::Encoder::new(),
             done: Vec::new(),
             failed: None,
         }
     }
-}
 
-impl ValuePages {
-    /// Appends one row's value (`None`: null).
-    pub fn push(&mut self, value: Option<&[u8]>) {
-        match value {
-            Some(v) => {
-                // A value is at most a frame's size, which the framer caps far below 4 GiB.
-                let Ok(len) = u32::try_from(v.len()) else {
-                    self.failed = Some(format!("a record value of {} bytes", v.len()));
-                    return;
-                };
-                self.levels.push(1);
-                self.plain.extend_from_slice(&len.to_le_bytes());
-                self.plain.extend_from_slice(v);
-            }
-            None => {
-                self.levels.push(0);
-                self.nulls += 1;
-            }
+    /// Makes [`ColumnPages::finish`] fail with `why`.
+    pub fn fail(&mut self, why: String) {
+        self.failed.get_or_insert(why);
+    }
+
+    /// One more row; `present` is false for a null (of an optional column).
+    #[inline]
+    fn row(&mut self, present: bool) {
+        if self.optional {
+            self.levels.push(u8::from(present));
+        } else if !present {
+            self.failed = Some("a null in a column that has none".into());
         }
+        self.rows += 1;
+        if !present {
+            self.nulls += 1;
+            self.batch_nulls += 1;
+        }
+    }
+
+    #[inline]
+    fn after_row(&mut self) {
         if self.plain.len() >= PAGE_BYTES {
             self.end_page();
         }
     }
 
+    /// Appends one row's bytes (`None`: null); for a [`Kind::Bytes`] or [`Kind::Str`] column.
+    #[inline]
+    pub fn push_bytes(&mut self, value: Option<&[u8]>) {
+        debug_assert!(matches!(self.kind, Kind::Bytes | Kind::Str));
+        self.row(value.is_some());
+        if let Some(v) = value {
+            // A value is at most a frame's size, which the framer caps far below 4 GiB.
+            let Ok(len) = u32::try_from(v.len()) else {
+                self.failed = Some(format!("a value of {} bytes", v.len()));
+                return;
+            };
+            self.plain.extend_from_slice(&len.to_le_bytes());
+            self.plain.extend_from_slice(v);
+            if self.stats {
+                self.bounds.bytes(v);
+            }
+        }
+        self.after_row();
+    }
+
+    /// Appends one row's string (`None`: null).
+    #[inline]
+    pub fn push_str(&mut self, value: Option<&str>) {
+        self.push_bytes(value.map(str::as_bytes));
+    }
+
+    /// Appends one row's number (`None`: null); for the integer kinds ([`Kind::U64`] takes the
+    /// number's bits: `u64 as i64`).
+    #[inline]
+    pub fn push_int(&mut self, value: Option<i64>) {
+        self.row(value.is_some());
+        if let Some(v) = value {
+            let order = match self.kind {
+                Kind::I32 => {
+                    self.plain.extend_from_slice(&(v as i32).to_le_bytes());
+                    i128::from(v as i32)
+                }
+                Kind::U64 => {
+                    self.plain.extend_from_slice(&v.to_le_bytes());
+                    i128::from(v as u64)
+                }
+                _ => {
+                    self.plain.extend_from_slice(&v.to_le_bytes());
+                    i128::from(v)
+                }
+            };
+            if self.stats {
+                self.bounds.int(order);
+            }
+        }
+        self.after_row();
+    }
+
+    /// Appends one row's boolean (`None`: null).
+    #[inline]
+    pub fn push_bool(&mut self, value: Option<bool>) {
+        debug_assert_eq!(self.kind, Kind::Bool);
+        self.row(value.is_some());
+        if let Some(b) = value {
+            self.bits |= u8::from(b) << self.nbits;
+            self.nbits += 1;
+            if self.nbits == 8 {
+                self.plain.push(self.bits);
+                (self.bits, self.nbits) = (0, 0);
+            }
+            if self.stats {
+                self.bounds.int(i128::from(b));
+            }
+        }
+        self.after_row();
+    }
+
     fn end_page(&mut self) {
-        if self.levels.is_empty() {
+        if self.rows == 0 {
             return;
+        }
+        if self.nbits > 0 {
+            self.plain.push(self.bits);
+            (self.bits, self.nbits) = (0, 0);
         }
         let need = snap::raw::max_compress_len(self.plain.len());
         if self.scratch.len() < need {
@@ -121,12 +335,12 @@ impl ValuePages {
             uncompressed: def_levels_len + self.plain.len(),
             data: Bytes::from(data),
             def_levels_len: def_levels_len as u32,
-            rows: self.levels.len() as u32,
+            rows: self.rows,
             nulls: self.nulls,
         });
         self.plain.clear();
         self.levels.clear();
-        self.nulls = 0;
+        (self.rows, self.nulls) = (0, 0);
         // A page holding one huge value grew these to its size: not kept for the ordinary pages
         // that follow.
         if self.scratch.len() > KEEP_BYTES {
@@ -135,13 +349,19 @@ impl ValuePages {
         self.plain.shrink_to(KEEP_BYTES);
     }
 
-    /// Closes the open page and hands over every finished one.
-    pub fn finish(&mut self) -> io::Result<Vec<EncodedPage>> {
+    /// Closes the open page and hands over every finished one, with their bounds.
+    pub fn finish(&mut self) -> io::Result<Paged> {
         self.end_page();
-        let pages = std::mem::take(&mut self.done);
+        let paged = Paged {
+            kind: self.kind,
+            stats: self.stats,
+            pages: std::mem::take(&mut self.done),
+            bounds: std::mem::take(&mut self.bounds),
+            nulls: std::mem::take(&mut self.batch_nulls),
+        };
         match self.failed.take() {
             Some(e) => Err(other(e)),
-            None => Ok(pages),
+            None => Ok(paged),
         }
     }
 }
@@ -169,22 +389,144 @@ fn rle_levels(levels: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// The pages of one row group's `value` column, as the writer gathers them from batches.
-#[derive(Default)]
-pub struct ValueChunk {
+/// A min cut to at most [`MAX_STAT_BYTES`] (on a character boundary when `utf8`): a prefix is
+/// never larger. With whether it is the whole value.
+fn cut_min(v: &[u8], utf8: bool) -> (Vec<u8>, bool) {
+    if v.len() <= MAX_STAT_BYTES {
+        return (v.to_vec(), true);
+    }
+    (v[..boundary(v, MAX_STAT_BYTES, utf8)].to_vec(), false)
+}
+
+/// A max cut to at most [`MAX_STAT_BYTES`] and raised so that it stays above every value it
+/// bounds: the last byte (character, when `utf8`) that can grow without changing its width is
+/// incremented and what follows dropped. A max that cannot be raised is kept whole.
+fn cut_max(v: &[u8], utf8: bool) -> (Vec<u8>, bool) {
+    if v.len() <= MAX_STAT_BYTES {
+        return (v.to_vec(), true);
+    }
+    let cut = &v[..boundary(v, MAX_STAT_BYTES, utf8)];
+    let raised = match std::str::from_utf8(cut).ok().filter(|_| utf8) {
+        Some(text) => text.char_indices().rev().find_map(|(i, c)| {
+            let next = char::from_u32(u32::from(c) + 1).filter(|n| n.len_utf8() == c.len_utf8())?;
+            let mut out = cut[..i].to_vec();
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(next.encode_utf8(&mut buf).as_bytes());
+            Some(out)
+        }),
+        None => cut.iter().rposition(|&b| b < u8::MAX).map(|i| {
+            let mut out = cut[..=i].to_vec();
+            out[i] += 1;
+            out
+        }),
+    };
+    match raised {
+        Some(r) => (r, false),
+        None => (v.to_vec(), true),
+    }
+}
+
+/// The largest cut of `v` at most `len` bytes long (on a UTF-8 character boundary when `utf8`
+/// and `v` is UTF-8).
+fn boundary(v: &[u8], len: usize, utf8: bool) -> usize {
+    if !utf8 || std::str::from_utf8(v).is_err() {
+        return len;
+    }
+    // UTF-8 continuation bytes are 0b10xx_xxxx: a character begins at any other byte.
+    (0..=len)
+        .rev()
+        .find(|&i| v.get(i).is_none_or(|&b| b & 0xc0 != 0x80))
+        .unwrap_or(0)
+}
+
+/// The pages of one row group's column, as the writer gathers them from batches.
+pub struct ColumnChunk {
+    kind: Kind,
+    stats: bool,
     pages: Vec<EncodedPage>,
+    bounds: Bounds,
+    nulls: u64,
     bytes: usize,
 }
 
-impl ValueChunk {
-    pub fn extend(&mut self, pages: Vec<EncodedPage>) {
-        self.bytes += pages.iter().map(|p| p.data.len()).sum::<usize>();
-        self.pages.extend(pages);
+impl ColumnChunk {
+    /// A chunk beginning with `paged`.
+    pub fn new(paged: Paged) -> ColumnChunk {
+        let mut c = ColumnChunk {
+            kind: paged.kind,
+            stats: paged.stats,
+            pages: Vec::new(),
+            bounds: Bounds::Empty,
+            nulls: 0,
+            bytes: 0,
+        };
+        c.extend(paged);
+        c
+    }
+
+    pub fn extend(&mut self, paged: Paged) {
+        self.bytes += paged.pages.iter().map(|p| p.data.len()).sum::<usize>();
+        self.pages.extend(paged.pages);
+        self.bounds.merge(paged.bounds);
+        self.nulls += paged.nulls;
     }
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// The chunk's statistics, as the parquet crate writes them: min and max in the column's
+    /// order (also in the deprecated fields when the order is signed), and the null count.
+    fn statistics(&self, signed: bool) -> Option<Statistics> {
+        // (The crate's value-type trait is sealed: a macro, not a generic function.)
+        macro_rules! make {
+            ($lo:expr, $hi:expr, $nulls:expr, $signed:expr $(,)?) => {
+                Statistics::from(
+                    ValueStatistics::new($lo, $hi, None, Some($nulls), false)
+                        .with_backwards_compatible_min_max($signed),
+                )
+            };
+        }
+        if !self.stats {
+            return None;
+        }
+        let (lo, hi) = match &self.bounds {
+            Bounds::Int(lo, hi) => (Some(*lo), Some(*hi)),
+            _ => (None, None),
+        };
+        let n = self.nulls;
+        Some(match self.kind {
+            Kind::I32 => make!(lo.map(|v| v as i32), hi.map(|v| v as i32), n, signed),
+            Kind::I64 => make!(lo.map(|v| v as i64), hi.map(|v| v as i64), n, signed),
+            Kind::U64 => make!(
+                lo.map(|v| v as u64 as i64),
+                hi.map(|v| v as u64 as i64),
+                n,
+                signed,
+            ),
+            Kind::Bool => make!(lo.map(|v| v != 0), hi.map(|v| v != 0), n, signed),
+            Kind::Bytes | Kind::Str => {
+                let utf8 = self.kind == Kind::Str;
+                let (lo, hi) = match &self.bounds {
+                    Bounds::Bytes(lo, hi) => (Some(cut_min(lo, utf8)), Some(cut_max(hi, utf8))),
+                    _ => (None, None),
+                };
+                let exact = |b: &Option<(Vec<u8>, bool)>| b.as_ref().is_none_or(|b| b.1);
+                let (lo_exact, hi_exact) = (exact(&lo), exact(&hi));
+                let stats = ValueStatistics::new(
+                    lo.map(|b| ByteArray::from(b.0)),
+                    hi.map(|b| ByteArray::from(b.0)),
+                    None,
+                    Some(n),
+                    false,
+                )
+                .with_backwards_compatible_min_max(signed)
+                .with_min_is_exact(lo_exact)
+                .with_max_is_exact(hi_exact);
+                Statistics::from(stats)
+            }
+        })
     }
 
     /// Lays the pages out as the column chunk of `descr` (each page's header, then its bytes)
@@ -196,6 +538,7 @@ impl ValueChunk {
         descr: ColumnDescPtr,
         group: &mut SerializedRowGroupWriter<'_, W>,
     ) -> io::Result<()> {
+        let statistics = self.statistics(descr.sort_order().is_signed());
         let (mut values, mut compressed, mut uncompressed) = (0i64, 0i64, 0i64);
         let mut locations = Vec::with_capacity(self.pages.len());
         let mut pieces = Vec::with_capacity(self.pages.len());
@@ -213,15 +556,17 @@ impl ValueChunk {
             uncompressed += (header.len() + p.uncompressed) as i64;
             pieces.push((header, p.data));
         }
-        let metadata = ColumnChunkMetaData::builder(descr)
+        let mut metadata = ColumnChunkMetaData::builder(descr)
             .set_compression(Compression::SNAPPY)
             .set_encodings(vec![Encoding::PLAIN, Encoding::RLE])
             .set_total_compressed_size(compressed)
             .set_total_uncompressed_size(uncompressed)
             .set_num_values(values)
-            .set_data_page_offset(0)
-            .build()
-            .map_err(other)?;
+            .set_data_page_offset(0);
+        if let Some(s) = statistics {
+            metadata = metadata.set_statistics(s);
+        }
+        let metadata = metadata.build().map_err(other)?;
         let close = ColumnCloseResult {
             bytes_written: compressed as u64,
             rows_written: values as u64,
@@ -358,12 +703,12 @@ mod tests {
     fn page_headers_are_the_parquet_crates() {
         use parquet::column::page::{CompressedPage, Page, PageWriter};
         use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
-        let mut p = ValuePages::default();
+        let mut p = ColumnPages::new(Kind::Bytes, true, false);
         for i in 0..300u32 {
             let v = i.to_string().repeat(i as usize % 7);
-            p.push((i % 5 != 0).then_some(v.as_bytes()));
+            p.push_bytes((i % 5 != 0).then_some(v.as_bytes()));
         }
-        let page = p.finish().unwrap().remove(0);
+        let page = p.finish().unwrap().pages.remove(0);
         let mut sink = TrackedWrite::new(Vec::new());
         {
             let mut w = SerializedPageWriter::new(&mut sink);
@@ -403,14 +748,59 @@ mod tests {
     }
 
     #[test]
+    fn long_min_and_max_are_cut_to_bounds() {
+        let long = "a".repeat(70);
+        assert_eq!(
+            cut_min(long.as_bytes(), true),
+            ("a".repeat(64).into_bytes(), false)
+        );
+        assert_eq!(
+            cut_max(long.as_bytes(), true),
+            (format!("{}b", "a".repeat(63)).into_bytes(), false)
+        );
+        assert_eq!(cut_max(b"short", true), (b"short".to_vec(), true));
+        // A two-byte character across byte 64 is not split: cut before it; the max raises the
+        // character before the cut.
+        let s = format!("{}é{}", "x".repeat(63), "y".repeat(9));
+        assert_eq!(cut_min(s.as_bytes(), true).0, "x".repeat(63).into_bytes());
+        assert_eq!(
+            cut_max(s.as_bytes(), true).0,
+            format!("{}y", "x".repeat(62)).into_bytes()
+        );
+        // Bytes that cannot be raised stay whole; binary is cut anywhere and raised bytewise.
+        let ff = vec![0xff; 70];
+        assert_eq!(cut_max(&ff, false), (ff.clone(), true));
+        let mut b = vec![0x10; 64];
+        b.extend([0xff; 6]);
+        let mut want = vec![0x10; 63];
+        want.push(0x11);
+        assert_eq!(cut_max(&b, false), (want, false));
+        // Unsigned order: the largest u64 is the max, written as its bits.
+        let mut c = ColumnPages::new(Kind::U64, true, true);
+        c.push_int(Some(1));
+        c.push_int(Some(u64::MAX as i64));
+        c.push_int(None);
+        let chunk = ColumnChunk::new(c.finish().unwrap());
+        match chunk.statistics(false) {
+            Some(Statistics::Int64(v)) => {
+                assert_eq!(
+                    (v.min_opt(), v.max_opt(), v.null_count_opt()),
+                    (Some(&1), Some(&-1), Some(1))
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn a_page_closes_past_its_size_and_rows_are_counted_with_their_nulls() {
-        let mut p = ValuePages::default();
+        let mut p = ColumnPages::new(Kind::Bytes, true, false);
         let big = vec![7u8; 4 * PAGE_BYTES];
-        p.push(Some(b"a"));
-        p.push(None);
-        p.push(Some(&big));
-        p.push(None);
-        let pages = p.finish().unwrap();
+        p.push_bytes(Some(b"a"));
+        p.push_bytes(None);
+        p.push_bytes(Some(&big));
+        p.push_bytes(None);
+        let pages = p.finish().unwrap().pages;
         assert_eq!(pages.len(), 2);
         assert_eq!((pages[0].rows, pages[0].nulls), (3, 1));
         assert_eq!((pages[1].rows, pages[1].nulls), (1, 1));

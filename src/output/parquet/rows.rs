@@ -1,6 +1,6 @@
 //! The tables' schemas, and the Arrow builders rows gather in before they are written.
 
-use super::pages::{EncodedPage, ValuePages};
+use super::pages::{ColumnPages, Kind, Paged};
 use super::{Job, Pending, Tables, BATCH_BYTES, BATCH_ROWS};
 use crate::capture::stats::Stats;
 use crate::diag::{Diagnostic, Severity};
@@ -10,9 +10,8 @@ use crate::pdu::{Origin, Pdu};
 use crate::query::{Field as Fact, Value as QValue};
 use crate::wire::tree::Value;
 use arrow_array::builder::{
-    ArrayBuilder, BinaryBuilder, BooleanBuilder, Float64Builder, Int16Builder, Int32Builder,
-    Int64Builder, Int8Builder, ListBuilder, StringBuilder, StructBuilder,
-    TimestampMillisecondBuilder, TimestampNanosecondBuilder, UInt32Builder, UInt64Builder,
+    ArrayBuilder, BinaryBuilder, Float64Builder, Int16Builder, Int32Builder, ListBuilder,
+    StringBuilder, StructBuilder, TimestampNanosecondBuilder, UInt32Builder, UInt64Builder,
 };
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
@@ -281,36 +280,54 @@ impl PduRows {
     }
 }
 
-/// Rows of the `records` table being gathered.
+/// Rows of the `records` table being gathered: every column but `headers` straight into
+/// Parquet pages ([`ColumnPages`]), `headers` in an Arrow builder.
 pub struct RecordRows {
-    input: StringBuilder,
-    frame: UInt64Builder,
-    file_offset: UInt64Builder,
-    direction: StringBuilder,
-    client: StringBuilder,
-    client_id: StringBuilder,
-    topic: StringBuilder,
-    partition: Int32Builder,
-    offset: Int64Builder,
-    offset_delta: Int64Builder,
-    timestamp: TimestampMillisecondBuilder,
-    timestamp_type: StringBuilder,
-    key: BinaryBuilder,
-    /// Encoded into Parquet pages here (see `pages`), not gathered in a builder.
-    value: ValuePages,
+    input: ColumnPages,
+    frame: ColumnPages,
+    file_offset: ColumnPages,
+    direction: ColumnPages,
+    client: ColumnPages,
+    client_id: ColumnPages,
+    topic: ColumnPages,
+    partition: ColumnPages,
+    offset: ColumnPages,
+    offset_delta: ColumnPages,
+    timestamp: ColumnPages,
+    timestamp_type: ColumnPages,
+    key: ColumnPages,
+    value: ColumnPages,
     headers: ListBuilder<StructBuilder>,
-    producer_id: Int64Builder,
-    producer_epoch: Int16Builder,
-    sequence: Int32Builder,
-    transactional: BooleanBuilder,
-    control: BooleanBuilder,
-    codec: StringBuilder,
-    magic: Int8Builder,
-    crc_ok: BooleanBuilder,
+    producer_id: ColumnPages,
+    producer_epoch: ColumnPages,
+    sequence: ColumnPages,
+    transactional: ColumnPages,
+    control: ColumnPages,
+    codec: ColumnPages,
+    magic: ColumnPages,
+    crc_ok: ColumnPages,
     rows: usize,
     bytes: usize,
     /// The client address of the PDU whose records are being pushed.
     client_text: String,
+    schema: SchemaRef,
+}
+
+/// The page encoder of the `records` column `name`, as the schema types it (kind, nullability)
+/// and as [`super::has_statistics`] says.
+fn column(schema: &Schema, name: &str) -> ColumnPages {
+    let field = schema.field_with_name(name).ok();
+    let kind = field.and_then(|f| Kind::of(f.data_type()));
+    let optional = field.is_none_or(|f| f.is_nullable());
+    let mut c = ColumnPages::new(
+        kind.unwrap_or(Kind::Bytes),
+        optional,
+        super::has_statistics(&[name]),
+    );
+    if kind.is_none() {
+        c.fail(format!("the records column {name} has no page encoding"));
+    }
+    c
 }
 
 impl Default for RecordRows {
@@ -322,33 +339,36 @@ impl Default for RecordRows {
                 Box::new(BinaryBuilder::new()),
             ],
         );
+        let schema = records_schema();
+        let col = |name| column(&schema, name);
         RecordRows {
-            input: StringBuilder::new(),
-            frame: UInt64Builder::new(),
-            file_offset: UInt64Builder::new(),
-            direction: StringBuilder::new(),
-            client: StringBuilder::new(),
-            client_id: StringBuilder::new(),
-            topic: StringBuilder::new(),
-            partition: Int32Builder::new(),
-            offset: Int64Builder::new(),
-            offset_delta: Int64Builder::new(),
-            timestamp: TimestampMillisecondBuilder::new().with_timezone("UTC"),
-            timestamp_type: StringBuilder::new(),
-            key: BinaryBuilder::new(),
-            value: ValuePages::default(),
+            input: col("input"),
+            frame: col("frame"),
+            file_offset: col("file_offset"),
+            direction: col("direction"),
+            client: col("client"),
+            client_id: col("client_id"),
+            topic: col("topic"),
+            partition: col("partition"),
+            offset: col("offset"),
+            offset_delta: col("offset_delta"),
+            timestamp: col("timestamp"),
+            timestamp_type: col("timestamp_type"),
+            key: col("key"),
+            value: col("value"),
             headers: ListBuilder::new(header),
-            producer_id: Int64Builder::new(),
-            producer_epoch: Int16Builder::new(),
-            sequence: Int32Builder::new(),
-            transactional: BooleanBuilder::new(),
-            control: BooleanBuilder::new(),
-            codec: StringBuilder::new(),
-            magic: Int8Builder::new(),
-            crc_ok: BooleanBuilder::new(),
+            producer_id: col("producer_id"),
+            producer_epoch: col("producer_epoch"),
+            sequence: col("sequence"),
+            transactional: col("transactional"),
+            control: col("control"),
+            codec: col("codec"),
+            magic: col("magic"),
+            crc_ok: col("crc_ok"),
             rows: 0,
             bytes: 0,
             client_text: String::new(),
+            schema,
         }
     }
 }
@@ -372,29 +392,28 @@ impl RecordRows {
     fn push(&mut self, pdu: &Pdu, input: &str, client: &str, r: &Record<'_>) {
         let o = &pdu.origin;
         let log = pdu.api_key.is_none() && o.frame.is_none();
-        self.input.append_value(input);
-        self.frame.append_option(o.frame);
-        self.file_offset.append_option(
+        // UInt64 columns take the numbers' bits (the pages write them as INT64).
+        let u64_bits = |v: u64| v as i64;
+        self.input.push_str(Some(input));
+        self.frame.push_int(o.frame.map(u64_bits));
+        self.file_offset.push_int(
             o.stream_offset
                 .filter(|_| log)
-                .map(|s| s + r.batch_at as u64),
+                .map(|s| u64_bits(s + u64::from(r.batch_at))),
         );
-        self.direction
-            .append_option(pdu.direction.map(|d| d.as_str()));
-        match &o.conn {
-            Some(_) => self.client.append_value(client),
-            None => self.client.append_null(),
-        }
-        self.client_id.append_option(client_id(pdu));
-        self.topic.append_option(r.topic);
+        self.direction.push_str(pdu.direction.map(|d| d.as_str()));
+        self.client.push_str(o.conn.as_ref().map(|_| client));
+        self.client_id.push_str(client_id(pdu));
+        self.topic.push_str(r.topic);
+        let narrow = |v: Option<i64>, lo: i64, hi: i64| v.filter(|v| (lo..=hi).contains(v));
         self.partition
-            .append_option(r.partition.and_then(|p| i32::try_from(p).ok()));
-        self.offset.append_option(r.offset);
-        self.offset_delta.append_value(r.offset_delta);
-        self.timestamp.append_option(r.timestamp);
-        self.timestamp_type.append_value(r.timestamp_type);
-        self.key.append_option(r.key);
-        self.value.push(r.value);
+            .push_int(narrow(r.partition, i32::MIN.into(), i32::MAX.into()));
+        self.offset.push_int(r.offset);
+        self.offset_delta.push_int(Some(r.offset_delta));
+        self.timestamp.push_int(r.timestamp);
+        self.timestamp_type.push_str(Some(r.timestamp_type));
+        self.key.push_bytes(r.key);
+        self.value.push_bytes(r.value);
         let hs = self.headers.values();
         for (k, v) in r.headers() {
             if let Some(b) = hs.field_builder::<StringBuilder>(0) {
@@ -407,78 +426,84 @@ impl RecordRows {
             self.bytes += k.len() + v.map_or(0, <[u8]>::len);
         }
         self.headers.append(true);
-        self.producer_id.append_option(r.producer_id);
+        self.producer_id.push_int(r.producer_id);
         self.producer_epoch
-            .append_option(r.producer_epoch.and_then(|e| i16::try_from(e).ok()));
+            .push_int(narrow(r.producer_epoch, i16::MIN.into(), i16::MAX.into()));
         self.sequence
-            .append_option(r.sequence.and_then(|s| i32::try_from(s).ok()));
-        self.transactional.append_value(r.transactional);
-        self.control.append_value(r.control);
-        self.codec.append_value(r.codec);
-        self.magic.append_value(r.magic);
-        self.crc_ok.append_option(r.crc_ok);
+            .push_int(narrow(r.sequence, i32::MIN.into(), i32::MAX.into()));
+        self.transactional.push_bool(Some(r.transactional));
+        self.control.push_bool(Some(r.control));
+        self.codec.push_str(Some(r.codec));
+        self.magic.push_int(Some(r.magic.into()));
+        self.crc_ok.push_bool(r.crc_ok);
         self.rows += 1;
         self.bytes +=
             96 + input.len() + r.key.map_or(0, <[u8]>::len) + r.value.map_or(0, <[u8]>::len);
     }
 
     fn finish(&mut self) -> io::Result<Batch> {
-        // The next batch's keys likely take what this one's did: room for them now, not grown
-        // by doubling (every doubling copies what the buffer held).
-        let key =
-            BinaryBuilder::with_capacity(self.rows, self.key.values_slice().len().min(BATCH_BYTES));
-        let pages = self.value.finish()?;
-        let cols: Vec<ArrayRef> = vec![
-            Arc::new(self.input.finish()),
-            Arc::new(self.frame.finish()),
-            Arc::new(self.file_offset.finish()),
-            Arc::new(self.direction.finish()),
-            Arc::new(self.client.finish()),
-            Arc::new(self.client_id.finish()),
-            Arc::new(self.topic.finish()),
-            Arc::new(self.partition.finish()),
-            Arc::new(self.offset.finish()),
-            Arc::new(self.offset_delta.finish()),
-            Arc::new(self.timestamp.finish()),
-            Arc::new(self.timestamp_type.finish()),
-            Arc::new(self.key.finish()),
-            Arc::new(self.headers.finish()),
-            Arc::new(self.producer_id.finish()),
-            Arc::new(self.producer_epoch.finish()),
-            Arc::new(self.sequence.finish()),
-            Arc::new(self.transactional.finish()),
-            Arc::new(self.control.finish()),
-            Arc::new(self.codec.finish()),
-            Arc::new(self.magic.finish()),
-            Arc::new(self.crc_ok.finish()),
-        ];
-        self.key = key;
+        let schema = Arc::clone(&self.schema);
+        let mut paged = Vec::with_capacity(schema.fields().len());
+        for (name, c) in [
+            ("input", &mut self.input),
+            ("frame", &mut self.frame),
+            ("file_offset", &mut self.file_offset),
+            ("direction", &mut self.direction),
+            ("client", &mut self.client),
+            ("client_id", &mut self.client_id),
+            ("topic", &mut self.topic),
+            ("partition", &mut self.partition),
+            ("offset", &mut self.offset),
+            ("offset_delta", &mut self.offset_delta),
+            ("timestamp", &mut self.timestamp),
+            ("timestamp_type", &mut self.timestamp_type),
+            ("key", &mut self.key),
+            ("value", &mut self.value),
+            ("producer_id", &mut self.producer_id),
+            ("producer_epoch", &mut self.producer_epoch),
+            ("sequence", &mut self.sequence),
+            ("transactional", &mut self.transactional),
+            ("control", &mut self.control),
+            ("codec", &mut self.codec),
+            ("magic", &mut self.magic),
+            ("crc_ok", &mut self.crc_ok),
+        ] {
+            let field = schema.index_of(name).map_err(other)?;
+            paged.push((field, c.finish()?));
+        }
+        let cols: Vec<ArrayRef> = vec![Arc::new(self.headers.finish())];
         let rows = std::mem::take(&mut self.rows);
         self.bytes = 0;
-        Batch::new(rows, cols, pages)
+        Batch::new(rows, cols, paged)
     }
 }
 
 /// Rows finished for the writer: an array per column of the table's schema, in its order, but
-/// for the column whose values come as encoded pages (`records`' `value`).
+/// for the columns whose values come as encoded pages (`paged`: by field number).
 pub struct Batch {
     pub(super) rows: usize,
     pub(super) columns: Vec<ArrayRef>,
-    pub(super) pages: Vec<EncodedPage>,
+    pub(super) paged: Vec<(usize, Paged)>,
 }
 
 impl Batch {
-    fn new(rows: usize, columns: Vec<ArrayRef>, pages: Vec<EncodedPage>) -> io::Result<Batch> {
+    fn new(rows: usize, columns: Vec<ArrayRef>, paged: Vec<(usize, Paged)>) -> io::Result<Batch> {
         if let Some(c) = columns.iter().find(|c| c.len() != rows) {
             return Err(other(format!(
                 "a column of {} rows in a batch of {rows}",
                 c.len()
             )));
         }
+        if let Some((f, p)) = paged.iter().find(|(_, p)| p.rows() != rows) {
+            return Err(other(format!(
+                "column {f}: pages of {} rows in a batch of {rows}",
+                p.rows()
+            )));
+        }
         Ok(Batch {
             rows,
             columns,
-            pages,
+            paged,
         })
     }
 }
