@@ -172,18 +172,21 @@ fn the_session_pcap_decodes_in_kinspect_and_tshark() {
     std::fs::create_dir_all(&dir).unwrap();
     let pcap = dir.join("probe.pcap");
     let a = addr.to_string();
-    let o = kinspect(&[
-        "probe",
-        &a,
-        "--variants",
-        "0",
-        "--timeout",
-        "250",
-        "-f",
-        "jsonl",
-        "--write-pcap",
-        pcap.to_str().unwrap(),
-    ]);
+    // A quick sweep, findings as JSON Lines, and where its output goes.
+    let probe = |out: &[&str]| {
+        let sweep = [
+            "probe",
+            &a,
+            "--variants",
+            "0",
+            "--timeout",
+            "250",
+            "-f",
+            "jsonl",
+        ];
+        kinspect(&[&sweep[..], out].concat())
+    };
+    let o = probe(&["--write-pcap", pcap.to_str().unwrap()]);
     assert_eq!(
         o.status.code(),
         Some(1),
@@ -199,18 +202,7 @@ fn the_session_pcap_decodes_in_kinspect_and_tshark() {
         .all(|f| f["finding"].is_string() && f["request_hex"].is_string()));
     // `-o FILE`: the same findings, in the file and not on standard output.
     let file = dir.join("findings.jsonl");
-    let to_file = kinspect(&[
-        "probe",
-        &a,
-        "--variants",
-        "0",
-        "--timeout",
-        "250",
-        "-f",
-        "jsonl",
-        "-o",
-        file.to_str().unwrap(),
-    ]);
+    let to_file = probe(&["-o", file.to_str().unwrap()]);
     assert_eq!(to_file.status.code(), Some(1));
     assert!(to_file.stdout.is_empty());
     let names = |lines: &str| -> Vec<String> {
