@@ -175,6 +175,20 @@ impl Sink {
         Ok(())
     }
 
+    /// Reserves room for exactly `n` more bytes, telling the growth hook what that allocates
+    /// (what [`Sink::will_grow`] tells for amortized growth). Callers keep `n` within the cap.
+    fn reserve_exact(&mut self, n: usize) {
+        let extra = self
+            .out
+            .len()
+            .saturating_add(n)
+            .saturating_sub(self.out.capacity());
+        if extra > 0 {
+            crate::wire::tree::growth::note(extra);
+            self.out.reserve_exact(n);
+        }
+    }
+
     fn extend(&mut self, b: &[u8]) -> Result<(), CodecError> {
         self.room(b.len())?;
         self.will_grow(b.len());
@@ -198,14 +212,267 @@ impl Sink {
     }
 }
 
+thread_local! {
+    /// One raw-deflate inflater per thread, reset for every gzip member: a fresh one allocates
+    /// and zero-fills tens of KiB of state, more than inflating a small batch costs.
+    static INFLATE: std::cell::RefCell<Option<flate2::Decompress>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// gzip (RFC 1952) read by hand around flate2's raw inflater, straight into the output vector.
+/// Members are read one after another (Java's GZIPInputStream reads concatenated members);
+/// as flate2's `MultiGzDecoder` did, bytes after the last member must be another member, and a
+/// member cut short anywhere is an error.
 fn gzip(input: &[u8], cap: (usize, &'static str)) -> Result<Decompressed, CodecError> {
-    // Java's GZIPInputStream reads concatenated members, so this does too.
     let mut s = Sink::new(cap);
-    s.read_from(flate2::read::MultiGzDecoder::new(input), "gzip")?;
+    let mut fresh = None;
+    let reused = INFLATE.try_with(|cell| match cell.try_borrow_mut() {
+        Ok(mut slot) => Some(gzip_members(
+            input,
+            &mut s,
+            slot.get_or_insert_with(|| flate2::Decompress::new(false)),
+        )),
+        Err(_) => None,
+    });
+    match reused {
+        Ok(Some(r)) => r?,
+        // The thread's inflater is gone (thread exit) or in use: a one-off one.
+        _ => gzip_members(
+            input,
+            &mut s,
+            fresh.get_or_insert_with(|| flate2::Decompress::new(false)),
+        )?,
+    }
     Ok(Decompressed {
         data: s.out,
         notes: Vec::new(),
     })
+}
+
+const GZIP_FHCRC: u8 = 0x02;
+const GZIP_FEXTRA: u8 = 0x04;
+const GZIP_FNAME: u8 = 0x08;
+const GZIP_FCOMMENT: u8 = 0x10;
+const GZIP_FRESERVED: u8 = 0xe0;
+
+/// The most a deflate stream expands: a 258-byte match costs at least 2 bits, so at most this
+/// many output bytes per input byte.
+const DEFLATE_MAX_RATIO: usize = 1032;
+
+fn gzip_error(member: usize, what: String) -> CodecError {
+    CodecError::Corrupt(format!("gzip member at byte {member}: {what}"))
+}
+
+fn gzip_members(input: &[u8], s: &mut Sink, d: &mut flate2::Decompress) -> Result<(), CodecError> {
+    let mut m = 0;
+    loop {
+        let body = gzip_header(input, m)?;
+        let start = s.out.len();
+        let end = gzip_inflate(input, m, body, s, d)?;
+        let Some(t) = input.get(end..end + 8) else {
+            return Err(gzip_error(
+                m,
+                format!(
+                    "trailer (CRC-32, ISIZE) cut short: 8 bytes expected at byte {end}, {} remain",
+                    input.len() - end
+                ),
+            ));
+        };
+        let data = &s.out[start..];
+        let (crc, size) = (
+            u32::from_le_bytes([t[0], t[1], t[2], t[3]]),
+            u32::from_le_bytes([t[4], t[5], t[6], t[7]]),
+        );
+        let actual = crc32fast::hash(data);
+        if crc != actual {
+            return Err(gzip_error(
+                m,
+                format!(
+                    "CRC-32 {crc:#010x} at byte {end} does not match the decompressed data's {actual:#010x}"
+                ),
+            ));
+        }
+        if size != data.len() as u32 {
+            return Err(gzip_error(
+                m,
+                format!(
+                    "ISIZE {size} at byte {} does not match the {} decompressed bytes (mod 2^32)",
+                    end + 4,
+                    data.len()
+                ),
+            ));
+        }
+        m = end + 8;
+        if m == input.len() {
+            return Ok(());
+        }
+    }
+}
+
+/// Checks the member header at `m`; returns where its deflate data starts.
+fn gzip_header(input: &[u8], m: usize) -> Result<usize, CodecError> {
+    let need = |at: usize, n: usize, what: &str| {
+        input.get(at..at.saturating_add(n)).ok_or_else(|| {
+            gzip_error(
+                m,
+                format!(
+                    "{what} cut short: {n} bytes expected at byte {at}, {} remain",
+                    input.len().saturating_sub(at)
+                ),
+            )
+        })
+    };
+    let rest = input.get(m..).unwrap_or(&[]);
+    if rest.first().is_some_and(|&b| b != 0x1f) || rest.get(1).is_some_and(|&b| b != 0x8b) {
+        let found: Vec<String> = rest.iter().take(2).map(|b| format!("{b:02x}")).collect();
+        return Err(gzip_error(
+            m,
+            format!("expected the gzip magic 1f 8b, found {}", found.join(" ")),
+        ));
+    }
+    let h = need(m, 10, "header")?;
+    if h[2] != 8 {
+        return Err(gzip_error(
+            m,
+            format!(
+                "compression method {} at byte {}, expected 8 (deflate)",
+                h[2],
+                m + 2
+            ),
+        ));
+    }
+    let flg = h[3];
+    if flg & GZIP_FRESERVED != 0 {
+        return Err(gzip_error(
+            m,
+            format!(
+                "reserved flag bits {:#04x} set at byte {}, expected 0",
+                flg & GZIP_FRESERVED,
+                m + 3
+            ),
+        ));
+    }
+    let mut p = m + 10;
+    if flg & GZIP_FEXTRA != 0 {
+        let x = need(p, 2, "FEXTRA length")?;
+        let xlen = u16::from_le_bytes([x[0], x[1]]) as usize;
+        need(p + 2, xlen, "FEXTRA field")?;
+        p += 2 + xlen;
+    }
+    for (bit, what) in [(GZIP_FNAME, "FNAME"), (GZIP_FCOMMENT, "FCOMMENT")] {
+        if flg & bit != 0 {
+            let field = input.get(p..).unwrap_or(&[]);
+            let Some(nul) = field.iter().position(|&b| b == 0) else {
+                return Err(gzip_error(
+                    m,
+                    format!(
+                        "{what} at byte {p} cut short: no terminating zero byte before the end at byte {}",
+                        input.len()
+                    ),
+                ));
+            };
+            p += nul + 1;
+        }
+    }
+    if flg & GZIP_FHCRC != 0 {
+        let c = need(p, 2, "FHCRC")?;
+        let stored = u16::from_le_bytes([c[0], c[1]]);
+        let actual = crc32fast::hash(&input[m..p]) as u16;
+        if stored != actual {
+            return Err(gzip_error(
+                m,
+                format!(
+                    "header CRC-16 {stored:#06x} at byte {p} does not match the header's {actual:#06x}"
+                ),
+            ));
+        }
+        p += 2;
+    }
+    Ok(p)
+}
+
+/// Inflates the raw deflate data of the member at `m`, which starts at `body`, onto the sink;
+/// returns where the data ends (the trailer's offset). Stops with the cap error as soon as
+/// the output passes the cap, as reading it through `Sink::read_from` did.
+fn gzip_inflate(
+    input: &[u8],
+    m: usize,
+    body: usize,
+    s: &mut Sink,
+    d: &mut flate2::Decompress,
+) -> Result<usize, CodecError> {
+    use flate2::{FlushDecompress, Status};
+    let data = &input[body..];
+    let start = s.out.len();
+    let room = s.cap.saturating_sub(start);
+    // A single member ends the input with its ISIZE: if it fits, reserve that once and let
+    // the inflater write the whole member in one call, with no window copy. Any surprise (a
+    // lying ISIZE, more members, a corrupt stream) is redone by the general loop below.
+    let hint = input
+        .len()
+        .checked_sub(4)
+        .map(|i| u32::from_le_bytes([input[i], input[i + 1], input[i + 2], input[i + 3]]) as usize);
+    if let Some(hint) =
+        hint.filter(|&h| h > 0 && h <= room && h <= data.len().saturating_mul(DEFLATE_MAX_RATIO))
+    {
+        d.reset(false);
+        s.reserve_exact(hint);
+        let r = d.decompress_vec(data, &mut s.out, FlushDecompress::Finish);
+        if let Ok(Status::StreamEnd) = r {
+            if s.out.len() > s.cap {
+                return Err(s.too_large());
+            }
+            return Ok(body + d.total_in() as usize);
+        }
+        s.out.truncate(start);
+    }
+    d.reset(false);
+    let limit = s.cap.saturating_add(1);
+    loop {
+        if s.out.len() == s.out.capacity() {
+            let next = (s.out.capacity().saturating_mul(2))
+                .max(32 * 1024)
+                .min(limit);
+            if next <= s.out.len() {
+                return Err(s.too_large());
+            }
+            s.reserve_exact(next - s.out.len());
+        }
+        let (in_before, out_before) = (d.total_in(), s.out.len());
+        let consumed = in_before as usize;
+        let r = d.decompress_vec(&data[consumed..], &mut s.out, FlushDecompress::None);
+        let at = body + d.total_in() as usize;
+        match r {
+            Err(_) => {
+                return Err(gzip_error(
+                    m,
+                    format!(
+                        "corrupt deflate data (the inflater stopped at byte {at}, {} bytes into the data starting at byte {body})",
+                        at - body
+                    ),
+                ))
+            }
+            Ok(_) if s.out.len() > s.cap => return Err(s.too_large()),
+            Ok(Status::StreamEnd) => return Ok(at),
+            Ok(_) => {
+                if d.total_in() == in_before
+                    && s.out.len() == out_before
+                    && s.out.len() < s.out.capacity()
+                {
+                    return Err(gzip_error(
+                        m,
+                        if at == input.len() {
+                            format!(
+                                "deflate data cut short: the input ends at byte {at} before the last block"
+                            )
+                        } else {
+                            format!("the inflater made no progress at byte {at}")
+                        },
+                    ));
+                }
+            }
+        }
+    }
 }
 
 const XERIAL_MAGIC: [u8; 8] = [0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0];
@@ -493,6 +760,282 @@ mod tests {
         e.write_all(&data[1000..]).unwrap();
         z.extend(e.finish().unwrap());
         assert_eq!(decompress(Codec::Gzip, &z, 2, cap()).unwrap().data, data);
+    }
+
+    /// flate2's own gzip reader (the one this codec used before), as the oracle.
+    fn gzip_oracle(z: &[u8]) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(z), &mut out).ok()?;
+        Some(out)
+    }
+
+    fn gzip_member(data: &[u8], level: u32) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// Hard-to-compress bytes (an LCG) mixed with runs and text, so blocks of every kind occur.
+    fn mixed(n: usize) -> Vec<u8> {
+        let mut x = 0x1234_5678u32;
+        (0..n)
+            .map(|i| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                match (i / 4096) % 3 {
+                    0 => (x >> 24) as u8,
+                    1 => b"record value "[i % 13],
+                    _ => 0,
+                }
+            })
+            .collect()
+    }
+
+    fn gunzip(z: &[u8], cap: usize) -> Result<Vec<u8>, CodecError> {
+        decompress(Codec::Gzip, z, 2, (cap, "test cap")).map(|d| d.data)
+    }
+
+    #[test]
+    fn gzip_round_trips_every_size_like_flate2() {
+        for n in [
+            0,
+            1,
+            2,
+            100,
+            32 * 1024,
+            64 * 1024 + 1,
+            1_000_000,
+            5 * 1024 * 1024 + 7,
+        ] {
+            let data = mixed(n);
+            for level in [0, 1, 6, 9] {
+                let z = gzip_member(&data, level);
+                let got = gunzip(&z, MAX_DECOMPRESSED_BYTES).unwrap();
+                assert_eq!(got, data, "{n} bytes, level {level}");
+                assert_eq!(gzip_oracle(&z).as_deref(), Some(&got[..]));
+            }
+        }
+    }
+
+    /// Several members, the first larger than the last's ISIZE (so not read in one go), the
+    /// last empty, and members whose sizes the last ISIZE overstates.
+    #[test]
+    fn gzip_several_members_of_every_shape() {
+        let data = mixed(300_000);
+        let shapes: [&[usize]; 5] = [
+            &[0, 0],
+            &[200_000, 100, 0],
+            &[10, 290_000],
+            &[1, 1, 1, 1],
+            &[100_000, 100_000, 100_000],
+        ];
+        for sizes in shapes {
+            let (mut z, mut want, mut at) = (Vec::new(), Vec::new(), 0);
+            for &n in sizes {
+                z.extend(gzip_member(&data[at..at + n], 6));
+                want.extend_from_slice(&data[at..at + n]);
+                at += n;
+            }
+            assert_eq!(
+                gunzip(&z, MAX_DECOMPRESSED_BYTES).unwrap(),
+                want,
+                "{sizes:?}"
+            );
+            assert_eq!(gzip_oracle(&z), Some(want), "{sizes:?}");
+        }
+    }
+
+    /// A member with FTEXT, FEXTRA, FNAME, FCOMMENT and FHCRC, built by hand around raw
+    /// deflate data from flate2's encoder.
+    fn gzip_by_hand(data: &[u8], flg: u8) -> Vec<u8> {
+        let mut z = vec![0x1f, 0x8b, 8, flg, 0x78, 0x56, 0x34, 0x12, 2, 3];
+        if flg & GZIP_FEXTRA != 0 {
+            z.extend_from_slice(&6u16.to_le_bytes());
+            z.extend_from_slice(b"AB\x02\x00hi");
+        }
+        if flg & GZIP_FNAME != 0 {
+            z.extend_from_slice(b"batch.bin\0");
+        }
+        if flg & GZIP_FCOMMENT != 0 {
+            z.extend_from_slice(b"a comment\0");
+        }
+        if flg & GZIP_FHCRC != 0 {
+            let c = crc32fast::hash(&z) as u16;
+            z.extend_from_slice(&c.to_le_bytes());
+        }
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(data).unwrap();
+        z.extend(e.finish().unwrap());
+        z.extend_from_slice(&crc32fast::hash(data).to_le_bytes());
+        z.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        z
+    }
+
+    #[test]
+    fn gzip_headers_with_every_optional_field() {
+        let data = sample();
+        for flg in 0..32u8 {
+            let z = gzip_by_hand(&data, flg);
+            assert_eq!(
+                gunzip(&z, MAX_DECOMPRESSED_BYTES).unwrap(),
+                data,
+                "FLG {flg:#x}"
+            );
+            assert_eq!(gzip_oracle(&z).as_ref(), Some(&data), "FLG {flg:#x}");
+        }
+        let all = GZIP_FEXTRA | GZIP_FNAME | GZIP_FCOMMENT | GZIP_FHCRC;
+        let z = gzip_by_hand(&data, all);
+        let hcrc = 10 + 2 + 6 + 10 + 10;
+        let mut bad = z.clone();
+        bad[hcrc] ^= 1;
+        assert!(gzip_oracle(&bad).is_none());
+        let e = gunzip(&bad, MAX_DECOMPRESSED_BYTES)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("CRC-16 ") && e.contains(&format!("at byte {hcrc}")),
+            "{e}"
+        );
+        // Reserved flag bits, another method, no magic: refused, with where and what.
+        for (at, v, says) in [
+            (3, all | 0x20, "reserved flag bits 0x20 set at byte 3"),
+            (2, 7, "compression method 7 at byte 2, expected 8"),
+            (1, 0x8c, "expected the gzip magic 1f 8b, found 1f 8c"),
+        ] {
+            let mut bad = z.clone();
+            bad[at] = v;
+            assert!(gzip_oracle(&bad).is_none());
+            let e = gunzip(&bad, MAX_DECOMPRESSED_BYTES)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{e}");
+        }
+    }
+
+    #[test]
+    fn gzip_wrong_crc_or_isize_is_corrupt_with_its_offset() {
+        let data = sample();
+        let z = gzip_member(&data, 6);
+        let t = z.len() - 8;
+        for (at, says) in [
+            (t, "CRC-32 ".to_string()),
+            (t + 4, format!("ISIZE {} at byte {}", data.len() ^ 1, t + 4)),
+        ] {
+            let mut bad = z.clone();
+            bad[at] ^= 1;
+            assert!(gzip_oracle(&bad).is_none());
+            let e = gunzip(&bad, MAX_DECOMPRESSED_BYTES)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&says) && e.contains(&format!("byte {at}")),
+                "{e}"
+            );
+            // The thread's inflater is fine afterwards.
+            assert_eq!(gunzip(&z, MAX_DECOMPRESSED_BYTES).unwrap(), data);
+        }
+        // ISIZE is modulo 2^32; a member declaring 2^32 more bytes is still wrong.
+        let mut bad = z.clone();
+        bad[t + 4..].copy_from_slice(&((data.len() as u32).wrapping_add(1)).to_le_bytes());
+        assert!(gunzip(&bad, MAX_DECOMPRESSED_BYTES).is_err());
+    }
+
+    /// Every prefix of two small members (and of one with every optional header field) is an
+    /// error exactly when flate2 says so: only the end of a member is a place to stop.
+    #[test]
+    fn gzip_cut_at_every_byte_is_an_error_like_flate2() {
+        let data = sample();
+        let mut z = gzip_member(&data[..3000], 6);
+        let first = z.len();
+        z.extend(gzip_by_hand(
+            &data[3000..3100],
+            GZIP_FEXTRA | GZIP_FNAME | GZIP_FCOMMENT | GZIP_FHCRC,
+        ));
+        for cut in 0..z.len() {
+            let got = gunzip(&z[..cut], MAX_DECOMPRESSED_BYTES);
+            let want = gzip_oracle(&z[..cut]);
+            if cut == first {
+                assert_eq!(got.unwrap(), data[..3000]);
+                assert_eq!(want.unwrap(), data[..3000]);
+                continue;
+            }
+            assert!(want.is_none(), "flate2 accepted a cut at {cut}");
+            match got {
+                Err(CodecError::Corrupt(m)) => {
+                    assert!(m.starts_with("gzip member at byte "), "{m}")
+                }
+                other => panic!("cut at {cut}: {other:?}"),
+            }
+        }
+        assert_eq!(gunzip(&z, MAX_DECOMPRESSED_BYTES).unwrap(), data[..3100]);
+    }
+
+    /// A flipped bit anywhere in a member: accepted or refused exactly as flate2 does.
+    #[test]
+    fn gzip_flipped_bits_are_judged_like_flate2() {
+        let data = mixed(20_000);
+        let z = gzip_member(&data, 6);
+        for at in 0..z.len() {
+            for bit in [0x01, 0x80] {
+                let mut bad = z.clone();
+                bad[at] ^= bit;
+                let got = gunzip(&bad, MAX_DECOMPRESSED_BYTES).ok();
+                assert_eq!(got, gzip_oracle(&bad), "bit {bit:#x} of byte {at}");
+            }
+        }
+    }
+
+    /// Bytes after the last member must start another member, as flate2 read them.
+    #[test]
+    fn gzip_trailing_bytes_are_an_error_like_flate2() {
+        let data = sample();
+        let z = gzip_member(&data, 6);
+        for tail in [
+            &[0u8][..],
+            &[0; 8],
+            &[0x1f],
+            &[0x1f, 0x8b, 8],
+            b"junk after it",
+        ] {
+            let mut t = z.clone();
+            t.extend_from_slice(tail);
+            assert!(gzip_oracle(&t).is_none(), "{tail:?}");
+            let e = gunzip(&t, MAX_DECOMPRESSED_BYTES).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("gzip member at byte {}", z.len())),
+                "{e}"
+            );
+        }
+        assert!(gunzip(&[], MAX_DECOMPRESSED_BYTES).is_err());
+        assert!(gzip_oracle(&[]).is_none());
+    }
+
+    /// Output of exactly the cap is fine, one byte more is the cap error, whether the member
+    /// is read in one go or in steps, and whichever member crosses it.
+    #[test]
+    fn gzip_cap_hit_exactly_and_by_one_byte() {
+        let data = mixed(200_000);
+        let one = gzip_member(&data, 6);
+        let mut two = gzip_member(&data[..150_000], 6);
+        two.extend(gzip_member(&data[150_000..], 6));
+        let mut big_last = gzip_member(&data[..10], 6);
+        big_last.extend(gzip_member(&data[10..], 6));
+        for z in [&one, &two, &big_last] {
+            assert_eq!(gunzip(z, data.len()).unwrap(), data);
+            for under in [1, 2, 100, 50_000, 199_990, data.len()] {
+                match gunzip(z, data.len() - under) {
+                    Err(CodecError::TooLarge { limit, .. }) => {
+                        assert_eq!(limit, data.len() - under)
+                    }
+                    other => panic!("cap {}: {other:?}", data.len() - under),
+                }
+            }
+        }
+        // An empty member fits a cap of 0; one byte does not.
+        assert_eq!(gunzip(&gzip_member(&[], 6), 0).unwrap(), b"");
+        assert!(matches!(
+            gunzip(&gzip_member(b"x", 6), 0),
+            Err(CodecError::TooLarge { limit: 0, .. })
+        ));
     }
 
     #[test]
