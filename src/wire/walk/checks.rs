@@ -130,7 +130,9 @@ impl Walker<'_, '_> {
     }
 
     /// The node budget (`limits::MAX_NODES_PER_TREE`), checked before every value: each is at
-    /// least one node, so a 100 MB array of int8 cannot become 100 M nodes.
+    /// least one node, so a 100 MB array of int8 cannot become 100 M nodes. Inlined into every
+    /// reader (one compare); the failure is out of line.
+    #[inline(always)]
     pub(super) fn node_budget(
         &mut self,
         name: &'static str,
@@ -138,19 +140,14 @@ impl Walker<'_, '_> {
         limit: usize,
     ) -> Result<(), Abort> {
         if self.tree.nodes.len() >= MAX_NODES_PER_TREE {
-            return Err(self.fail(
-                name,
-                pos,
-                limit,
-                "node-limit",
-                pos,
-                format!("more than {MAX_NODES_PER_TREE} nodes"),
-            ));
+            return Err(self.limit_hit(name, pos, limit, "node-limit"));
         }
         Ok(())
     }
 
-    /// Guards every container's nesting (`limits::MAX_DEPTH`).
+    /// Guards every container's nesting (`limits::MAX_DEPTH`); inlined as
+    /// [`Walker::node_budget`] is.
+    #[inline(always)]
     pub(super) fn enter(
         &mut self,
         name: &'static str,
@@ -158,15 +155,26 @@ impl Walker<'_, '_> {
         limit: usize,
     ) -> Result<(), Abort> {
         if self.depth >= MAX_DEPTH {
-            return Err(self.fail(
-                name,
-                pos,
-                limit,
-                "depth-limit",
-                pos,
-                format!("nesting deeper than {MAX_DEPTH}"),
-            ));
+            return Err(self.limit_hit(name, pos, limit, "depth-limit"));
         }
         Ok(())
+    }
+
+    /// The error of a cap hit at `pos`: `node-limit` or `depth-limit`.
+    #[cold]
+    #[inline(never)]
+    fn limit_hit(
+        &mut self,
+        name: &'static str,
+        pos: usize,
+        limit: usize,
+        code: &'static str,
+    ) -> Abort {
+        let what = if code == "node-limit" {
+            format!("more than {MAX_NODES_PER_TREE} nodes")
+        } else {
+            format!("nesting deeper than {MAX_DEPTH}")
+        };
+        self.fail(name, pos, limit, code, pos, what)
     }
 }
