@@ -187,6 +187,15 @@ pub struct ColumnPages {
     failed: Option<String>,
 }
 
+/// A column that was never set up: [`ColumnPages::finish`] says so (a placeholder to assign).
+impl Default for ColumnPages {
+    fn default() -> ColumnPages {
+        let mut c = ColumnPages::new(Kind::Bytes, true, false);
+        c.fail("a column whose encoder was never set up".into());
+        c
+    }
+}
+
 impl ColumnPages {
     /// An encoder for a column of `kind`, nullable or not, with min/max statistics or not.
     pub fn new(kind: Kind, optional: bool, stats: bool) -> ColumnPages {

@@ -283,6 +283,18 @@ impl PduRows {
 /// Rows of the `records` table being gathered: every column but `headers` straight into
 /// Parquet pages ([`ColumnPages`]), `headers` in an Arrow builder.
 pub struct RecordRows {
+    cols: RecordColumns,
+    headers: ListBuilder<StructBuilder>,
+    rows: usize,
+    bytes: usize,
+    /// The client address of the PDU whose records are being pushed.
+    client_text: String,
+    schema: SchemaRef,
+}
+
+/// The `records` columns that are encoded into pages as rows come (all but `headers`).
+#[derive(Default)]
+struct RecordColumns {
     input: ColumnPages,
     frame: ColumnPages,
     file_offset: ColumnPages,
@@ -297,7 +309,6 @@ pub struct RecordRows {
     timestamp_type: ColumnPages,
     key: ColumnPages,
     value: ColumnPages,
-    headers: ListBuilder<StructBuilder>,
     producer_id: ColumnPages,
     producer_epoch: ColumnPages,
     sequence: ColumnPages,
@@ -306,11 +317,36 @@ pub struct RecordRows {
     codec: ColumnPages,
     magic: ColumnPages,
     crc_ok: ColumnPages,
-    rows: usize,
-    bytes: usize,
-    /// The client address of the PDU whose records are being pushed.
-    client_text: String,
-    schema: SchemaRef,
+}
+
+impl RecordColumns {
+    /// Each column with its name in the schema: the one list of them.
+    fn each_mut(&mut self) -> [(&'static str, &mut ColumnPages); 22] {
+        [
+            ("input", &mut self.input),
+            ("frame", &mut self.frame),
+            ("file_offset", &mut self.file_offset),
+            ("direction", &mut self.direction),
+            ("client", &mut self.client),
+            ("client_id", &mut self.client_id),
+            ("topic", &mut self.topic),
+            ("partition", &mut self.partition),
+            ("offset", &mut self.offset),
+            ("offset_delta", &mut self.offset_delta),
+            ("timestamp", &mut self.timestamp),
+            ("timestamp_type", &mut self.timestamp_type),
+            ("key", &mut self.key),
+            ("value", &mut self.value),
+            ("producer_id", &mut self.producer_id),
+            ("producer_epoch", &mut self.producer_epoch),
+            ("sequence", &mut self.sequence),
+            ("transactional", &mut self.transactional),
+            ("control", &mut self.control),
+            ("codec", &mut self.codec),
+            ("magic", &mut self.magic),
+            ("crc_ok", &mut self.crc_ok),
+        ]
+    }
 }
 
 /// The page encoder of the `records` column `name`, as the schema types it (kind, nullability)
@@ -340,31 +376,13 @@ impl Default for RecordRows {
             ],
         );
         let schema = records_schema();
-        let col = |name| column(&schema, name);
+        let mut cols = RecordColumns::default();
+        for (name, c) in cols.each_mut() {
+            *c = column(&schema, name);
+        }
         RecordRows {
-            input: col("input"),
-            frame: col("frame"),
-            file_offset: col("file_offset"),
-            direction: col("direction"),
-            client: col("client"),
-            client_id: col("client_id"),
-            topic: col("topic"),
-            partition: col("partition"),
-            offset: col("offset"),
-            offset_delta: col("offset_delta"),
-            timestamp: col("timestamp"),
-            timestamp_type: col("timestamp_type"),
-            key: col("key"),
-            value: col("value"),
+            cols,
             headers: ListBuilder::new(header),
-            producer_id: col("producer_id"),
-            producer_epoch: col("producer_epoch"),
-            sequence: col("sequence"),
-            transactional: col("transactional"),
-            control: col("control"),
-            codec: col("codec"),
-            magic: col("magic"),
-            crc_ok: col("crc_ok"),
             rows: 0,
             bytes: 0,
             client_text: String::new(),
@@ -394,26 +412,26 @@ impl RecordRows {
         let log = pdu.api_key.is_none() && o.frame.is_none();
         // UInt64 columns take the numbers' bits (the pages write them as INT64).
         let u64_bits = |v: u64| v as i64;
-        self.input.push_str(Some(input));
-        self.frame.push_int(o.frame.map(u64_bits));
-        self.file_offset.push_int(
+        self.cols.input.push_str(Some(input));
+        self.cols.frame.push_int(o.frame.map(u64_bits));
+        self.cols.file_offset.push_int(
             o.stream_offset
                 .filter(|_| log)
                 .map(|s| u64_bits(s + u64::from(r.batch_at))),
         );
-        self.direction.push_str(pdu.direction.map(|d| d.as_str()));
-        self.client.push_str(o.conn.as_ref().map(|_| client));
-        self.client_id.push_str(client_id(pdu));
-        self.topic.push_str(r.topic);
+        self.cols.direction.push_str(pdu.direction.map(|d| d.as_str()));
+        self.cols.client.push_str(o.conn.as_ref().map(|_| client));
+        self.cols.client_id.push_str(client_id(pdu));
+        self.cols.topic.push_str(r.topic);
         let narrow = |v: Option<i64>, lo: i64, hi: i64| v.filter(|v| (lo..=hi).contains(v));
-        self.partition
+        self.cols.partition
             .push_int(narrow(r.partition, i32::MIN.into(), i32::MAX.into()));
-        self.offset.push_int(r.offset);
-        self.offset_delta.push_int(Some(r.offset_delta));
-        self.timestamp.push_int(r.timestamp);
-        self.timestamp_type.push_str(Some(r.timestamp_type));
-        self.key.push_bytes(r.key);
-        self.value.push_bytes(r.value);
+        self.cols.offset.push_int(r.offset);
+        self.cols.offset_delta.push_int(Some(r.offset_delta));
+        self.cols.timestamp.push_int(r.timestamp);
+        self.cols.timestamp_type.push_str(Some(r.timestamp_type));
+        self.cols.key.push_bytes(r.key);
+        self.cols.value.push_bytes(r.value);
         let hs = self.headers.values();
         for (k, v) in r.headers() {
             if let Some(b) = hs.field_builder::<StringBuilder>(0) {
@@ -426,16 +444,16 @@ impl RecordRows {
             self.bytes += k.len() + v.map_or(0, <[u8]>::len);
         }
         self.headers.append(true);
-        self.producer_id.push_int(r.producer_id);
-        self.producer_epoch
+        self.cols.producer_id.push_int(r.producer_id);
+        self.cols.producer_epoch
             .push_int(narrow(r.producer_epoch, i16::MIN.into(), i16::MAX.into()));
-        self.sequence
+        self.cols.sequence
             .push_int(narrow(r.sequence, i32::MIN.into(), i32::MAX.into()));
-        self.transactional.push_bool(Some(r.transactional));
-        self.control.push_bool(Some(r.control));
-        self.codec.push_str(Some(r.codec));
-        self.magic.push_int(Some(r.magic.into()));
-        self.crc_ok.push_bool(r.crc_ok);
+        self.cols.transactional.push_bool(Some(r.transactional));
+        self.cols.control.push_bool(Some(r.control));
+        self.cols.codec.push_str(Some(r.codec));
+        self.cols.magic.push_int(Some(r.magic.into()));
+        self.cols.crc_ok.push_bool(r.crc_ok);
         self.rows += 1;
         self.bytes +=
             96 + input.len() + r.key.map_or(0, <[u8]>::len) + r.value.map_or(0, <[u8]>::len);
@@ -444,30 +462,7 @@ impl RecordRows {
     fn finish(&mut self) -> io::Result<Batch> {
         let schema = Arc::clone(&self.schema);
         let mut paged = Vec::with_capacity(schema.fields().len());
-        for (name, c) in [
-            ("input", &mut self.input),
-            ("frame", &mut self.frame),
-            ("file_offset", &mut self.file_offset),
-            ("direction", &mut self.direction),
-            ("client", &mut self.client),
-            ("client_id", &mut self.client_id),
-            ("topic", &mut self.topic),
-            ("partition", &mut self.partition),
-            ("offset", &mut self.offset),
-            ("offset_delta", &mut self.offset_delta),
-            ("timestamp", &mut self.timestamp),
-            ("timestamp_type", &mut self.timestamp_type),
-            ("key", &mut self.key),
-            ("value", &mut self.value),
-            ("producer_id", &mut self.producer_id),
-            ("producer_epoch", &mut self.producer_epoch),
-            ("sequence", &mut self.sequence),
-            ("transactional", &mut self.transactional),
-            ("control", &mut self.control),
-            ("codec", &mut self.codec),
-            ("magic", &mut self.magic),
-            ("crc_ok", &mut self.crc_ok),
-        ] {
+        for (name, c) in self.cols.each_mut() {
             let field = schema.index_of(name).map_err(other)?;
             paged.push((field, c.finish()?));
         }
@@ -602,4 +597,25 @@ pub(super) fn take(rows: &mut Rows) -> io::Result<Pending> {
         _ => None,
     };
     Ok((p, r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The paged columns' one list names every `records` column but `headers`, in the
+    /// schema's order, each once.
+    #[test]
+    fn paged_columns_are_the_schema_but_headers() {
+        let schema = records_schema();
+        let want: Vec<&str> = schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .filter(|n| *n != "headers")
+            .collect();
+        let mut cols = RecordColumns::default();
+        let got: Vec<&str> = cols.each_mut().iter().map(|(n, _)| *n).collect();
+        assert_eq!(got, want);
+    }
 }
