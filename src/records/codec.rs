@@ -219,18 +219,22 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-/// gzip (RFC 1952) read by hand around flate2's raw inflater, straight into the output vector.
-/// Members are read one after another (Java's GZIPInputStream reads concatenated members);
-/// as flate2's `MultiGzDecoder` did, bytes after the last member must be another member, and a
-/// member cut short anywhere is an error.
+/// gzip (RFC 1952) read by hand around flate2's raw inflater, straight into the output vector,
+/// accepting what Kafka's reader accepts: `java.util.zip.GZIPInputStream` over the batch's
+/// bytes with an 8 KiB input buffer (`compress/GzipCompression.java:70`), read to its end
+/// (`record/DefaultRecordBatch.java:645-651`). Members are read one after another; what follows
+/// the last member is Java's to judge ([`gzip_members`]); a member cut short anywhere is an
+/// error.
 fn gzip(input: &[u8], cap: (usize, &'static str)) -> Result<Decompressed, CodecError> {
     let mut s = Sink::new(cap);
+    let mut notes = Vec::new();
     let mut fresh = None;
     let reused = INFLATE.try_with(|cell| match cell.try_borrow_mut() {
         Ok(mut slot) => Some(gzip_members(
             input,
             &mut s,
             slot.get_or_insert_with(|| flate2::Decompress::new(false)),
+            &mut notes,
         )),
         Err(_) => None,
     });
@@ -241,12 +245,10 @@ fn gzip(input: &[u8], cap: (usize, &'static str)) -> Result<Decompressed, CodecE
             input,
             &mut s,
             fresh.get_or_insert_with(|| flate2::Decompress::new(false)),
+            &mut notes,
         )?,
     }
-    Ok(Decompressed {
-        data: s.out,
-        notes: Vec::new(),
-    })
+    Ok(Decompressed { data: s.out, notes })
 }
 
 const GZIP_FHCRC: u8 = 0x02;
@@ -254,6 +256,11 @@ const GZIP_FEXTRA: u8 = 0x04;
 const GZIP_FNAME: u8 = 0x08;
 const GZIP_FCOMMENT: u8 = 0x10;
 const GZIP_FRESERVED: u8 = 0xe0;
+
+/// The input buffer Kafka gives `GZIPInputStream` (`compress/GzipCompression.java:70`): it
+/// reads the compressed bytes this many at a time, which decides what it makes of bytes after
+/// a member (see [`gzip_members`]).
+const JAVA_GZIP_BUFFER: usize = 8 * 1024;
 
 /// The most a deflate stream expands: a 258-byte match costs at least 2 bits, so at most this
 /// many output bytes per input byte.
@@ -263,18 +270,48 @@ fn gzip_error(member: usize, what: String) -> CodecError {
     CodecError::Corrupt(format!("gzip member at byte {member}: {what}"))
 }
 
-fn gzip_members(input: &[u8], s: &mut Sink, d: &mut flate2::Decompress) -> Result<(), CodecError> {
+/// Every member of `input` onto the sink, and after the last one what Java's `GZIPInputStream`
+/// (JDK 8 to 21, `readTrailer`) does: once a member's trailer checks out, it looks for another
+/// member only when bytes remain unread in the stream or more than 26 are left in its buffer
+/// (the trailer's 8 and 18 more); it then reads a member header there, and a header it cannot
+/// read (wrong magic, method, cut short) ends the stream without error: those bytes are
+/// ignored. Bytes it does not look at are ignored too. A header it can read starts a member
+/// that must then be whole. Java reads the first header straight from the stream and fills its
+/// buffer [`JAVA_GZIP_BUFFER`] bytes at a time from wherever it stopped reading, so where its
+/// buffer ends is known from the offsets alone. Ignored bytes and reserved header flags (which
+/// Java does not check) are told in `notes`.
+fn gzip_members(
+    input: &[u8],
+    s: &mut Sink,
+    d: &mut flate2::Decompress,
+    notes: &mut Vec<String>,
+) -> Result<(), CodecError> {
+    let len = input.len();
     let mut m = 0;
+    let mut body = gzip_header(input, m)?;
+    reserved_flags(input, m, notes);
+    // Bytes Java has taken from the underlying stream: the first header was read from it.
+    let mut taken = body;
     loop {
-        let body = gzip_header(input, m)?;
         let start = s.out.len();
         let end = gzip_inflate(input, m, body, s, d)?;
+        // Java's buffer at the end of the deflate data: filled from `taken` until it held the
+        // data's last byte.
+        let filled = if end <= taken {
+            taken
+        } else {
+            let reads = (end - taken).div_ceil(JAVA_GZIP_BUFFER);
+            taken
+                .saturating_add(reads.saturating_mul(JAVA_GZIP_BUFFER))
+                .min(len)
+        };
+        let in_buffer = filled - end;
         let Some(t) = input.get(end..end + 8) else {
             return Err(gzip_error(
                 m,
                 format!(
                     "trailer (CRC-32, ISIZE) cut short: 8 bytes expected at byte {end}, {} remain",
-                    input.len() - end
+                    len - end
                 ),
             ));
         };
@@ -302,10 +339,50 @@ fn gzip_members(input: &[u8], s: &mut Sink, d: &mut flate2::Decompress) -> Resul
                 ),
             ));
         }
-        m = end + 8;
-        if m == input.len() {
+        let next = end + 8;
+        taken = taken.max(filled).max(next);
+        if next == len {
             return Ok(());
         }
+        let left = len - next;
+        if taken == len && in_buffer <= 26 {
+            notes.push(format!(
+                "gzip: {left} bytes after the member ending at byte {next} are ignored, as Kafka's \
+                 reader (java.util.zip.GZIPInputStream) does not look at so few"
+            ));
+            return Ok(());
+        }
+        match gzip_header(input, next) {
+            Ok(b) => {
+                reserved_flags(input, next, notes);
+                (m, body) = (next, b);
+                taken = taken.max(b);
+            }
+            Err(e) => {
+                notes.push(format!(
+                    "gzip: {left} bytes after the member ending at byte {next} are not another \
+                     member and are ignored, as Kafka's reader (java.util.zip.GZIPInputStream) \
+                     ignores them ({e})"
+                ));
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Notes reserved flag bits in the member header at `m`: RFC 1952 says to refuse the member;
+/// Java (so Kafka) does not look at them.
+fn reserved_flags(input: &[u8], m: usize, notes: &mut Vec<String>) {
+    if let Some(flg) = input
+        .get(m + 3)
+        .map(|f| f & GZIP_FRESERVED)
+        .filter(|&f| f != 0)
+    {
+        notes.push(format!(
+            "gzip member at byte {m}: reserved flag bits {flg:#04x} set at byte {} (RFC 1952 \
+             says to refuse it; Kafka's reader, java.util.zip.GZIPInputStream, ignores them)",
+            m + 3
+        ));
     }
 }
 
@@ -342,16 +419,6 @@ fn gzip_header(input: &[u8], m: usize) -> Result<usize, CodecError> {
         ));
     }
     let flg = h[3];
-    if flg & GZIP_FRESERVED != 0 {
-        return Err(gzip_error(
-            m,
-            format!(
-                "reserved flag bits {:#04x} set at byte {}, expected 0",
-                flg & GZIP_FRESERVED,
-                m + 3
-            ),
-        ));
-    }
     let mut p = m + 10;
     if flg & GZIP_FEXTRA != 0 {
         let x = need(p, 2, "FEXTRA length")?;
@@ -898,9 +965,18 @@ mod tests {
             e.contains("CRC-16 ") && e.contains(&format!("at byte {hcrc}")),
             "{e}"
         );
-        // Reserved flag bits, another method, no magic: refused, with where and what.
+        // Reserved flag bits: RFC 1952 refuses them, Java (so Kafka) reads on; told in a note.
+        let mut odd = gzip_by_hand(&data, all & !GZIP_FHCRC);
+        odd[3] |= 0x20;
+        let d = decompress(Codec::Gzip, &odd, 2, cap()).unwrap();
+        assert_eq!(d.data, data);
+        assert!(
+            d.notes[0].contains("reserved flag bits 0x20 set at byte 3"),
+            "{:?}",
+            d.notes
+        );
+        // Another method, no magic: refused, with where and what.
         for (at, v, says) in [
-            (3, all | 0x20, "reserved flag bits 0x20 set at byte 3"),
             (2, 7, "compression method 7 at byte 2, expected 8"),
             (1, 0x8c, "expected the gzip magic 1f 8b, found 1f 8c"),
         ] {
@@ -936,8 +1012,8 @@ mod tests {
         assert!(gunzip(&bad, MAX_DECOMPRESSED_BYTES).is_err());
     }
 
-    /// Every prefix of two small members (and of one with every optional header field) is an
-    /// error exactly when flate2 says so: only the end of a member is a place to stop.
+    /// Every prefix of a member is an error, as flate2 says too: only the end of a member is a
+    /// place to stop. (What a cut second member is, Java decides: `tests/it/gzip_java.rs`.)
     #[test]
     fn gzip_cut_at_every_byte_is_an_error_like_flate2() {
         let data = sample();
@@ -947,14 +1023,9 @@ mod tests {
             &data[3000..3100],
             GZIP_FEXTRA | GZIP_FNAME | GZIP_FCOMMENT | GZIP_FHCRC,
         ));
-        for cut in 0..z.len() {
+        for cut in 0..first {
             let got = gunzip(&z[..cut], MAX_DECOMPRESSED_BYTES);
             let want = gzip_oracle(&z[..cut]);
-            if cut == first {
-                assert_eq!(got.unwrap(), data[..3000]);
-                assert_eq!(want.unwrap(), data[..3000]);
-                continue;
-            }
             assert!(want.is_none(), "flate2 accepted a cut at {cut}");
             match got {
                 Err(CodecError::Corrupt(m)) => {
@@ -963,10 +1034,15 @@ mod tests {
                 other => panic!("cut at {cut}: {other:?}"),
             }
         }
+        assert_eq!(
+            gunzip(&z[..first], MAX_DECOMPRESSED_BYTES).unwrap(),
+            data[..3000]
+        );
         assert_eq!(gunzip(&z, MAX_DECOMPRESSED_BYTES).unwrap(), data[..3100]);
     }
 
-    /// A flipped bit anywhere in a member: accepted or refused exactly as flate2 does.
+    /// A flipped bit anywhere in a member: accepted or refused exactly as flate2 does, but for
+    /// the reserved header flags, which Java does not look at.
     #[test]
     fn gzip_flipped_bits_are_judged_like_flate2() {
         let data = mixed(20_000);
@@ -976,31 +1052,62 @@ mod tests {
                 let mut bad = z.clone();
                 bad[at] ^= bit;
                 let got = gunzip(&bad, MAX_DECOMPRESSED_BYTES).ok();
-                assert_eq!(got, gzip_oracle(&bad), "bit {bit:#x} of byte {at}");
+                let want = match (at, bit) {
+                    (3, 0x80) => Some(data.clone()),
+                    _ => gzip_oracle(&bad),
+                };
+                assert_eq!(got, want, "bit {bit:#x} of byte {at}");
             }
         }
     }
 
-    /// Bytes after the last member must start another member, as flate2 read them.
+    /// Bytes after the last member, as Java's GZIPInputStream judges them (a member of less
+    /// than 8 KiB: all of it is in Java's buffer): up to 18 are not looked at; more that do not
+    /// start with a readable member header are ignored; a readable header starts a member that
+    /// must be whole. flate2 refuses all of these.
     #[test]
-    fn gzip_trailing_bytes_are_an_error_like_flate2() {
-        let data = sample();
+    fn gzip_trailing_bytes_are_judged_as_java_judges_them() {
+        let data = sample()[..3000].to_vec();
         let z = gzip_member(&data, 6);
-        for tail in [
-            &[0u8][..],
-            &[0; 8],
-            &[0x1f],
-            &[0x1f, 0x8b, 8],
-            b"junk after it",
+        assert!(z.len() < JAVA_GZIP_BUFFER);
+        let header = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+        let mut header_and_junk = header.to_vec();
+        header_and_junk.extend_from_slice(&[0xff; 12]);
+        let eighteen = [
+            0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff, 1, 2, 3, 4, 5, 6, 7, 8,
+        ];
+        for (tail, ignored) in [
+            (&[0u8][..], true),
+            (&[0; 8], true),
+            (&[0x1f], true),
+            (&[0x1f, 0x8b, 8], true),
+            (b"junk after it", true),
+            // A header and 8 bytes that cannot be a member: 18 bytes, not looked at.
+            (&eighteen, true),
+            (&[0; 19], true),
+            (&[0x1f; 40], true),
+            (&header_and_junk, false),
         ] {
             let mut t = z.clone();
             t.extend_from_slice(tail);
             assert!(gzip_oracle(&t).is_none(), "{tail:?}");
-            let e = gunzip(&t, MAX_DECOMPRESSED_BYTES).unwrap_err().to_string();
-            assert!(
-                e.contains(&format!("gzip member at byte {}", z.len())),
-                "{e}"
-            );
+            let got = decompress(Codec::Gzip, &t, 2, cap());
+            if ignored {
+                let d = got.unwrap();
+                assert_eq!(d.data, data, "{tail:?}");
+                let says = format!(
+                    "{} bytes after the member ending at byte {}",
+                    tail.len(),
+                    z.len()
+                );
+                assert!(d.notes.iter().any(|n| n.contains(&says)), "{:?}", d.notes);
+            } else {
+                let e = got.unwrap_err().to_string();
+                assert!(
+                    e.contains(&format!("gzip member at byte {}", z.len())),
+                    "{e}"
+                );
+            }
         }
         assert!(gunzip(&[], MAX_DECOMPRESSED_BYTES).is_err());
         assert!(gzip_oracle(&[]).is_none());

@@ -49,7 +49,8 @@
 //! `records-abandoned` (the rest of a record set after
 //! `limits::MAX_MALFORMED_RECORDS_IN_A_ROW` malformed records in a row),
 //! `varint-overlong`, `varint-overflow`, `nested-compression`, `inner-magic-mismatch` (warning),
-//! `codec-note` (info: lz4 KafkaLZ4 checksum, xerial framing), `invalid-utf8` (warning, header
+//! `codec-note` (info: lz4 KafkaLZ4 checksum, xerial framing, gzip bytes after the last member
+//! or reserved header flags, which Kafka's Java reader ignores), `invalid-utf8` (warning, header
 //! keys), `node-limit`, `depth-limit`, `control-record-invalid`, `unknown-control-type`
 //! (warning), and the internal-topic codes documented in [`internal`].
 

@@ -43,6 +43,7 @@ mod fuzz_net_mutators;
 mod fuzz_net_schemas;
 mod fuzz_regressions;
 mod fuzz_replay;
+mod gzip_java;
 mod hostile_limits;
 mod layering;
 mod msrv;

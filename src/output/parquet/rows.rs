@@ -419,12 +419,15 @@ impl RecordRows {
                 .filter(|_| log)
                 .map(|s| u64_bits(s + u64::from(r.batch_at))),
         );
-        self.cols.direction.push_str(pdu.direction.map(|d| d.as_str()));
+        self.cols
+            .direction
+            .push_str(pdu.direction.map(|d| d.as_str()));
         self.cols.client.push_str(o.conn.as_ref().map(|_| client));
         self.cols.client_id.push_str(client_id(pdu));
         self.cols.topic.push_str(r.topic);
         let narrow = |v: Option<i64>, lo: i64, hi: i64| v.filter(|v| (lo..=hi).contains(v));
-        self.cols.partition
+        self.cols
+            .partition
             .push_int(narrow(r.partition, i32::MIN.into(), i32::MAX.into()));
         self.cols.offset.push_int(r.offset);
         self.cols.offset_delta.push_int(Some(r.offset_delta));
@@ -445,9 +448,13 @@ impl RecordRows {
         }
         self.headers.append(true);
         self.cols.producer_id.push_int(r.producer_id);
-        self.cols.producer_epoch
-            .push_int(narrow(r.producer_epoch, i16::MIN.into(), i16::MAX.into()));
-        self.cols.sequence
+        self.cols.producer_epoch.push_int(narrow(
+            r.producer_epoch,
+            i16::MIN.into(),
+            i16::MAX.into(),
+        ));
+        self.cols
+            .sequence
             .push_int(narrow(r.sequence, i32::MIN.into(), i32::MAX.into()));
         self.cols.transactional.push_bool(Some(r.transactional));
         self.cols.control.push_bool(Some(r.control));
