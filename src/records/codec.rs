@@ -161,10 +161,22 @@ impl Sink {
         }
     }
 
-    /// Tells the thread's tree-growth hook what taking `n` more bytes will allocate.
-    #[inline]
-    fn will_grow(&self, n: usize) {
-        crate::wire::tree::growth::before_push(self.out.len(), self.out.capacity(), n, 1);
+    /// Makes room for `n` more bytes (which the caller checked fit the cap): doubling, as a
+    /// vector grows, but never past the cap, so that what the sink holds stays within it (a
+    /// vector left to grow itself could reserve twice the cap), telling the thread's growth
+    /// hook what that allocates.
+    fn make_room(&mut self, n: usize) {
+        let want = self.out.len().saturating_add(n);
+        if want > self.out.capacity() {
+            let grown = self
+                .out
+                .capacity()
+                .saturating_mul(2)
+                .max(want)
+                .max(4096)
+                .min(self.cap.max(want));
+            self.reserve_exact(grown - self.out.len());
+        }
     }
 
     /// Room for `n` more bytes, or the cap error.
@@ -176,7 +188,7 @@ impl Sink {
     }
 
     /// Reserves room for exactly `n` more bytes, telling the growth hook what that allocates
-    /// (what [`Sink::will_grow`] tells for amortized growth). Callers keep `n` within the cap.
+    /// (what [`Sink::make_room`] tells for amortized growth). Callers keep `n` within the cap.
     fn reserve_exact(&mut self, n: usize) {
         let extra = self
             .out
@@ -191,7 +203,7 @@ impl Sink {
 
     fn extend(&mut self, b: &[u8]) -> Result<(), CodecError> {
         self.room(b.len())?;
-        self.will_grow(b.len());
+        self.make_room(b.len());
         self.out.extend_from_slice(b);
         Ok(())
     }
@@ -551,7 +563,7 @@ fn snappy_raw_into(s: &mut Sink, block: &[u8], at: usize) -> Result<(), CodecErr
     // The declared length is checked before anything is allocated for it.
     s.room(n)?;
     let start = s.out.len();
-    s.will_grow(n);
+    s.make_room(n);
     s.out.resize(start + n, 0);
     match snap::raw::Decoder::new().decompress(block, &mut s.out[start..]) {
         Ok(w) => {
@@ -1140,6 +1152,45 @@ mod tests {
             gunzip(&gzip_member(b"x", 6), 0),
             Err(CodecError::TooLarge { limit: 0, .. })
         ));
+    }
+
+    /// Output gathered block by block (xerial snappy, lz4 frames, uncompressed) never holds
+    /// more than the cap, however its growth by doubling falls: 2^k + 1 bytes used to reserve
+    /// 2^(k+1).
+    #[test]
+    fn output_never_reserves_past_its_cap() {
+        let data = sample();
+        for len in [4097, 32 * 1024 + 1, 100_001, 512 * 1024 + 1] {
+            let part = &data[..len.min(data.len())];
+            let mut x = Vec::new();
+            x.extend_from_slice(&XERIAL_MAGIC);
+            x.extend_from_slice(&1i32.to_be_bytes());
+            x.extend_from_slice(&1i32.to_be_bytes());
+            for chunk in part.chunks(1000) {
+                let c = snap::raw::Encoder::new().compress_vec(chunk).unwrap();
+                x.extend_from_slice(&(c.len() as i32).to_be_bytes());
+                x.extend_from_slice(&c);
+            }
+            let lz4 = {
+                let mut e = lz4_flex::frame::FrameEncoder::new(Vec::new());
+                e.write_all(part).unwrap();
+                e.finish().unwrap()
+            };
+            for (codec, input) in [
+                (Codec::Snappy, &x),
+                (Codec::Lz4, &lz4),
+                (Codec::None, &part.to_vec()),
+            ] {
+                let d = decompress(codec, input, 2, (part.len(), "test cap")).unwrap();
+                assert_eq!(d.data, part, "{codec:?}");
+                assert!(
+                    d.data.capacity() <= part.len(),
+                    "{codec:?}: {} bytes reserved for a cap of {}",
+                    d.data.capacity(),
+                    part.len()
+                );
+            }
+        }
     }
 
     #[test]
