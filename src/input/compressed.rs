@@ -55,7 +55,8 @@ type Peeked<R> = Chain<Cursor<Vec<u8>>, R>;
 /// An input as [`open`] hands it back: plain, or decompressed as it is read. `Send` when `R` is.
 pub enum Opened<R: Read> {
     Plain(Peeked<R>),
-    Gzip(Capped<flate2::read::MultiGzDecoder<Peeked<R>>>),
+    /// Boxed: the inflater's state is several times the size of the other variants.
+    Gzip(Box<Capped<flate2::read::MultiGzDecoder<Peeked<R>>>>),
     Zstd(Capped<zstd::stream::read::Decoder<'static, BufReader<Peeked<R>>>>),
 }
 
@@ -81,10 +82,10 @@ pub fn open<R: Read>(mut r: R) -> io::Result<(Option<Compression>, Opened<R>)> {
     let opened =
         match c {
             None => Opened::Plain(peeked),
-            Some(Compression::Gzip) => Opened::Gzip(Capped::new(
+            Some(Compression::Gzip) => Opened::Gzip(Box::new(Capped::new(
                 flate2::read::MultiGzDecoder::new(peeked),
                 Compression::Gzip,
-            )),
+            ))),
             Some(Compression::Zstd) => Opened::Zstd(Capped::new(
                 zstd::stream::read::Decoder::new(peeked)?,
                 Compression::Zstd,
