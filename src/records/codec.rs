@@ -383,16 +383,23 @@ fn gzip_members(
 }
 
 /// Notes reserved flag bits in the member header at `m`: RFC 1952 says to refuse the member;
-/// Java (so Kafka) does not look at them.
+/// Java (so Kafka) does not look at them. Only the first member that sets them is told, so
+/// that a batch of many tiny members makes one note, not one per member.
+const RESERVED_NOTE: &str = "reserved flag bits";
+
 fn reserved_flags(input: &[u8], m: usize, notes: &mut Vec<String>) {
+    if notes.iter().any(|n| n.contains(RESERVED_NOTE)) {
+        return;
+    }
     if let Some(flg) = input
         .get(m + 3)
         .map(|f| f & GZIP_FRESERVED)
         .filter(|&f| f != 0)
     {
         notes.push(format!(
-            "gzip member at byte {m}: reserved flag bits {flg:#04x} set at byte {} (RFC 1952 \
-             says to refuse it; Kafka's reader, java.util.zip.GZIPInputStream, ignores them)",
+            "gzip member at byte {m}: {RESERVED_NOTE} {flg:#04x} set at byte {} (RFC 1952 \
+             says to refuse it; Kafka's reader, java.util.zip.GZIPInputStream, ignores them; \
+             later members are not told)",
             m + 3
         ));
     }
@@ -987,6 +994,13 @@ mod tests {
             "{:?}",
             d.notes
         );
+        // A batch of many such members: one note, not one per member.
+        let mut tiny = gzip_by_hand(&data[..100], 0);
+        tiny[3] |= 0x40;
+        let many: Vec<u8> = (0..1000).flat_map(|_| tiny.clone()).collect();
+        let d = decompress(Codec::Gzip, &many, 2, cap()).unwrap();
+        assert_eq!(d.data.len(), 1000 * 100);
+        assert_eq!(d.notes.len(), 1, "{:?}", &d.notes[..d.notes.len().min(3)]);
         // Another method, no magic: refused, with where and what.
         for (at, v, says) in [
             (2, 7, "compression method 7 at byte 2, expected 8"),

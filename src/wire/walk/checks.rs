@@ -140,7 +140,9 @@ impl Walker<'_, '_> {
         limit: usize,
     ) -> Result<(), Abort> {
         if self.tree.nodes.len() >= MAX_NODES_PER_TREE {
-            return Err(self.limit_hit(name, pos, limit, "node-limit"));
+            return Err(self.limit_hit(name, pos, limit, "node-limit", || {
+                format!("more than {MAX_NODES_PER_TREE} nodes")
+            }));
         }
         Ok(())
     }
@@ -155,12 +157,14 @@ impl Walker<'_, '_> {
         limit: usize,
     ) -> Result<(), Abort> {
         if self.depth >= MAX_DEPTH {
-            return Err(self.limit_hit(name, pos, limit, "depth-limit"));
+            return Err(self.limit_hit(name, pos, limit, "depth-limit", || {
+                format!("nesting deeper than {MAX_DEPTH}")
+            }));
         }
         Ok(())
     }
 
-    /// The error of a cap hit at `pos`: `node-limit` or `depth-limit`.
+    /// The error of a cap hit at `pos` (`node-limit`, `depth-limit`), with its message.
     #[cold]
     #[inline(never)]
     fn limit_hit(
@@ -169,12 +173,8 @@ impl Walker<'_, '_> {
         pos: usize,
         limit: usize,
         code: &'static str,
+        what: fn() -> String,
     ) -> Abort {
-        let what = if code == "node-limit" {
-            format!("more than {MAX_NODES_PER_TREE} nodes")
-        } else {
-            format!("nesting deeper than {MAX_DEPTH}")
-        };
-        self.fail(name, pos, limit, code, pos, what)
+        self.fail(name, pos, limit, code, pos, what())
     }
 }
