@@ -101,3 +101,82 @@ impl fmt::Display for Diagnostic {
         write!(f, ": {}", self.message)
     }
 }
+
+/// A field path (`body.Topics[0].Partitions[0].Records[3]`) kept as its pieces and put into
+/// words only when a diagnostic is reported. Decoders pass it down by value (it is a few words
+/// on the stack), so a field that decodes cleanly costs no formatting and no allocation for its
+/// path: on record-heavy frames the paths formatted for every record set, batch and control or
+/// internal-topic record were a tenth of all decoding.
+#[derive(Clone, Copy)]
+pub enum FieldPath<'a> {
+    /// A path already in words.
+    Text(&'a str),
+    /// A path that writes itself (the message walker's segments).
+    Shown(&'a dyn fmt::Display),
+    /// `parent[i]`.
+    Index(&'a FieldPath<'a>, i64),
+    /// `parent.Name`.
+    Member(&'a FieldPath<'a>, &'static str),
+}
+
+impl<'a> FieldPath<'a> {
+    /// `self[i]`.
+    pub fn index(&'a self, i: impl Into<i64>) -> FieldPath<'a> {
+        FieldPath::Index(self, i.into())
+    }
+
+    /// `self.name`.
+    pub fn member(&'a self, name: &'static str) -> FieldPath<'a> {
+        FieldPath::Member(self, name)
+    }
+
+    /// Whether it writes nothing (only an empty [`FieldPath::Text`] does; a [`FieldPath::Shown`]
+    /// is taken to write something).
+    pub fn is_empty(&self) -> bool {
+        matches!(self, FieldPath::Text(""))
+    }
+}
+
+impl fmt::Debug for FieldPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.to_string())
+    }
+}
+
+impl fmt::Display for FieldPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FieldPath::Text(s) => f.write_str(s),
+            FieldPath::Shown(d) => d.fmt(f),
+            FieldPath::Index(p, i) => write!(f, "{p}[{i}]"),
+            FieldPath::Member(p, n) => write!(f, "{p}.{n}"),
+        }
+    }
+}
+
+impl From<FieldPath<'_>> for String {
+    fn from(p: FieldPath<'_>) -> String {
+        p.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FieldPath;
+
+    #[test]
+    fn a_field_path_reads_as_the_path_it_stands_for() {
+        let base = FieldPath::Text("body.Topics[0].Partitions[2]");
+        let records = base.member("Records");
+        let batch = records.index(3usize as i64);
+        let record = batch.member("Records");
+        let rec = record.index(-1i32);
+        assert_eq!(
+            rec.to_string(),
+            "body.Topics[0].Partitions[2].Records[3].Records[-1]"
+        );
+        let shown = format!("x{}", 7);
+        assert_eq!(FieldPath::Shown(&shown).index(0i32).to_string(), "x7[0]");
+        assert_eq!(String::from(FieldPath::Text("")), "");
+    }
+}

@@ -4,7 +4,7 @@
 use super::codec::{self, Codec, CodecError};
 use super::read::{Fail, R};
 use super::{control, AsType, RecordsContext, W};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, FieldPath};
 use crate::limits::{MAX_MALFORMED_RECORDS_IN_A_ROW, MAX_NODES_PER_TREE};
 use crate::wire::tree::{Kind, Span, Tree, Value};
 
@@ -30,7 +30,7 @@ pub(crate) fn decode_v2(
     at: u32,
     total: u32,
     ctx: &RecordsContext,
-    path: &str,
+    path: FieldPath<'_>,
 ) {
     if total < HEADER_LEN {
         let d = Diagnostic::error(
@@ -51,7 +51,13 @@ pub(crate) fn decode_v2(
     t.close(id, end);
 }
 
-fn header_and_records(w: &mut W, at: u32, end: u32, ctx: &RecordsContext, path: &str) -> R<()> {
+fn header_and_records(
+    w: &mut W,
+    at: u32,
+    end: u32,
+    ctx: &RecordsContext,
+    path: FieldPath<'_>,
+) -> R<()> {
     let base_offset = w.int("BaseOffset", 8)?;
     w.int("BatchLength", 4)?;
     w.int("PartitionLeaderEpoch", 4)?;
@@ -81,7 +87,7 @@ fn header_and_records(w: &mut W, at: u32, end: u32, ctx: &RecordsContext, path: 
     let count = w.rd.i32(w.t.buf(w.buf), "Records count")?;
     let arr = w.t.open("Records", Kind::Array, w.buf, rec_at);
     w.t.node_mut(arr).hdr = 4;
-    let rpath = format!("{path}.Records");
+    let rpath = path.member("Records");
     let codec_id = (attrs & 7) as u8;
     let body = Span {
         start: w.rd.pos,
@@ -92,9 +98,9 @@ fn header_and_records(w: &mut W, at: u32, end: u32, ctx: &RecordsContext, path: 
     if ctx.headers_only && ctx.interpretation() != Some(AsType::ClusterMetadata) {
         w.t.leaf("", Value::Bytes(body), w.buf, body.start, body.len);
     } else if codec_id == 0 {
-        records(w.t, w.buf, body, count, &info, ctx, &rpath);
+        records(w.t, w.buf, body, count, &info, ctx, rpath);
     } else {
-        compressed(w, codec_id, body, count, &info, ctx, &rpath);
+        compressed(w, codec_id, body, count, &info, ctx, rpath);
     }
     w.t.close(arr, end);
     w.rd.pos = end;
@@ -136,7 +142,7 @@ fn compressed(
     count: i32,
     info: &BatchInfo,
     ctx: &RecordsContext,
-    path: &str,
+    path: FieldPath<'_>,
 ) {
     let Some(codec) = Codec::from_id(codec_id) else {
         let f = Fail::new(
@@ -165,7 +171,7 @@ pub(crate) fn inflate(
     body: Span,
     codec: Codec,
     magic: i8,
-    path: &str,
+    path: FieldPath<'_>,
 ) -> Result<u16, Fail> {
     let used: usize = t.bufs.iter().skip(1).map(|b| b.len()).sum();
     let cap = codec::output_cap(body.len as usize, used);
@@ -222,7 +228,7 @@ fn records(
     count: i32,
     info: &BatchInfo,
     ctx: &RecordsContext,
-    path: &str,
+    path: FieldPath<'_>,
 ) {
     let end = region.start + region.len;
     let mut w = W::new(t, buf, region.start, region.len);
@@ -269,16 +275,7 @@ fn records(
             );
             return w.fail_element(f, path, end);
         }
-        let clean = record(
-            &mut w,
-            info,
-            ctx,
-            RecPath {
-                base: path,
-                index: i,
-            },
-            end,
-        );
+        let clean = record(&mut w, info, ctx, path.index(i), end);
         malformed_in_a_row = if clean { 0 } else { malformed_in_a_row + 1 };
         i += 1;
     }
@@ -296,27 +293,13 @@ fn records(
     }
 }
 
-/// A record's field path (`body….Records[3]`), formatted only when a diagnostic needs it, so
-/// that decoding a record allocates nothing for its path.
-#[derive(Clone, Copy)]
-struct RecPath<'a> {
-    base: &'a str,
-    index: i32,
-}
-
-impl std::fmt::Display for RecPath<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}[{}]", self.base, self.index)
-    }
-}
-
 /// One record; on a problem the record's remaining bytes become an error node and decoding goes
 /// on with the next record when the length prefix allows it. True when the record was clean.
 fn record(
     w: &mut W,
     info: &BatchInfo,
     ctx: &RecordsContext,
-    path: RecPath,
+    path: FieldPath<'_>,
     region_end: u32,
 ) -> bool {
     let at = w.rd.pos;
@@ -333,11 +316,11 @@ fn record(
                 at,
                 format!("record length {n}, {} bytes remain", w.rd.remaining()),
             );
-            w.fail_element(f, &path.to_string(), region_end);
+            w.fail_element(f, path, region_end);
             return false;
         }
         Err(f) => {
-            w.fail_element(f, &path.to_string(), region_end);
+            w.fail_element(f, path, region_end);
             return false;
         }
     };
@@ -357,11 +340,11 @@ fn record(
                     rend - w.rd.pos
                 ),
             );
-            w.fail(f, &path.to_string(), rend);
+            w.fail(f, path, rend);
             false
         }
         Err(f) => {
-            w.fail(f, &path.to_string(), rend);
+            w.fail(f, path, rend);
             false
         }
     };
@@ -371,7 +354,7 @@ fn record(
     clean
 }
 
-fn record_body(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: RecPath) -> R<()> {
+fn record_body(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: FieldPath<'_>) -> R<()> {
     w.int("Attributes", 1)?;
     let ts_delta = w.varlong("TimestampDelta")?;
     let ts = if info.log_append_time {
@@ -386,11 +369,10 @@ fn record_body(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: RecPath)
         Value::Int(info.base_offset.wrapping_add(off_delta as i64)),
     );
     if info.control {
-        let p = path.to_string();
-        let ty = control::key(w, &p)?;
-        control::value(w, ty, &p)?;
+        let ty = control::key(w, path)?;
+        control::value(w, ty, path)?;
     } else if let Some(kind) = ctx.interpretation() {
-        super::internal::key_value(w, kind, &path.to_string())?;
+        super::internal::key_value(w, kind, path)?;
     } else {
         w.data("Key", true)?;
         w.data("Value", true)?;
@@ -398,7 +380,7 @@ fn record_body(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: RecPath)
     headers(w, path)
 }
 
-fn headers(w: &mut W, path: RecPath) -> R<()> {
+fn headers(w: &mut W, path: FieldPath<'_>) -> R<()> {
     let at = w.rd.pos;
     let n = w.rd.varint(w.t.buf(w.buf), "Headers count")?;
     if n < 0 {
@@ -426,7 +408,8 @@ fn headers(w: &mut W, path: RecPath) -> R<()> {
         if let Err(f) = header(w, path, i) {
             // The rest of the record is spoiled: the error node ends it, inside this header.
             let end = w.rd.end;
-            w.fail(f, &format!("{path}.Headers[{i}]"), end);
+            let headers = path.member("Headers");
+            w.fail(f, headers.index(i), end);
             w.t.close(el, end);
             w.t.close(arr, end);
             return Ok(());
@@ -437,7 +420,7 @@ fn headers(w: &mut W, path: RecPath) -> R<()> {
     Ok(())
 }
 
-fn header(w: &mut W, path: RecPath, i: i32) -> R<()> {
+fn header(w: &mut W, path: FieldPath<'_>, i: i32) -> R<()> {
     let (at, hdr, s) = w.len_prefixed("Headers key", true)?;
     let Some(s) = s else {
         return Err(Fail::new(

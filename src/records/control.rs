@@ -4,7 +4,7 @@
 
 use super::read::{Fail, R};
 use super::W;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, FieldPath};
 use crate::wire::tree::Value;
 
 /// Control record types (`ControlRecordType`), by key `Type`.
@@ -19,7 +19,7 @@ pub const TYPES: [&str; 7] = [
 ];
 
 /// The control key; returns its type (or -1 when it could not be read).
-pub(crate) fn key(w: &mut W, path: &str) -> R<i16> {
+pub(crate) fn key(w: &mut W, path: FieldPath<'_>) -> R<i16> {
     let Some((id, s, saved)) = w.open_prefixed("Key")? else {
         let at = w.rd.pos as u64;
         w.diag(Diagnostic::error(
@@ -64,7 +64,7 @@ pub(crate) fn key(w: &mut W, path: &str) -> R<i16> {
 }
 
 /// The control value for a key of type `ty`.
-pub(crate) fn value(w: &mut W, ty: i16, path: &str) -> R<()> {
+pub(crate) fn value(w: &mut W, ty: i16, path: FieldPath<'_>) -> R<()> {
     match ty {
         0 | 1 => {
             let Some((id, s, saved)) = w.open_prefixed("Value")? else {
@@ -79,7 +79,7 @@ pub(crate) fn value(w: &mut W, ty: i16, path: &str) -> R<()> {
                     f.offset,
                     format!("transaction marker value: {}", f.message),
                 );
-                w.fail(f, &format!("{path}.Value"), s.start + s.len);
+                w.fail(f, path.member("Value"), s.start + s.len);
             }
             w.close_prefixed(id, s, saved);
             Ok(())

@@ -19,9 +19,9 @@
 
 use super::read::R;
 use super::{AsType, W};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, FieldPath};
 use crate::protocol::{builtin, CoordinatorGroup, Resolved};
-use crate::wire::decode::decode_message_at;
+use crate::wire::decode::decode_message_in;
 use crate::wire::tree::{Span, Value};
 
 /// Largest frame version, api key or version the metadata framing accepts.
@@ -37,7 +37,7 @@ pub(crate) const CONTROL_SCHEMAS: [&str; 5] = [
 ];
 
 /// Decodes a record's key and value as `kind` says.
-pub(crate) fn key_value(w: &mut W, kind: AsType, path: &str) -> R<()> {
+pub(crate) fn key_value(w: &mut W, kind: AsType, path: FieldPath<'_>) -> R<()> {
     let group = match kind {
         AsType::ClusterMetadata => return metadata(w, path),
         AsType::Raw => {
@@ -53,7 +53,7 @@ pub(crate) fn key_value(w: &mut W, kind: AsType, path: &str) -> R<()> {
 
 /// Closes what [`W::open_prefixed`] opened. Bytes the struct did not use are kept as `Unparsed`
 /// and, when `strict`, reported.
-fn close(w: &mut W, id: u32, s: Span, saved: u32, path: &str, strict: bool) {
+fn close(w: &mut W, id: u32, s: Span, saved: u32, path: FieldPath<'_>, strict: bool) {
     let (end, p) = (s.start + s.len, w.rd.pos);
     if strict && p < end {
         w.diag(Diagnostic::error(
@@ -67,8 +67,8 @@ fn close(w: &mut W, id: u32, s: Span, saved: u32, path: &str, strict: bool) {
 }
 
 /// Decodes `r.spec` at `version` from the cursor to the end of its window as member `name`.
-fn body(w: &mut W, r: Resolved, version: i16, name: &'static str, path: &str) {
-    let end = decode_message_at(w.t, r.spec, version, w.buf, w.rd.pos, w.rd.end, name, path);
+fn body(w: &mut W, r: Resolved, version: i16, name: &'static str, path: FieldPath<'_>) {
+    let end = decode_message_in(w.t, r.spec, version, w.buf, w.rd.pos, w.rd.end, name, path);
     w.rd.pos = end.clamp(w.rd.pos, w.rd.end);
 }
 
@@ -82,15 +82,15 @@ fn raw(w: &mut W) {
     }
 }
 
-fn coordinator(w: &mut W, group: CoordinatorGroup, path: &str) -> R<()> {
-    let kpath = format!("{path}.Key");
+fn coordinator(w: &mut W, group: CoordinatorGroup, path: FieldPath<'_>) -> R<()> {
+    let kpath = path.member("Key");
     let mut record_type = None;
     match w.open_prefixed("Key")? {
         None => {
             let at = w.rd.pos as u64;
             w.diag(Diagnostic::error(
                 "internal-key-invalid",
-                &kpath,
+                kpath,
                 at,
                 "a coordinator record needs a key",
             ));
@@ -110,12 +110,12 @@ fn coordinator(w: &mut W, group: CoordinatorGroup, path: &str) -> R<()> {
                             } else {
                                 r.spec.valid_versions.lo
                             };
-                            body(w, r, v, "Data", &format!("{kpath}.Data"));
+                            body(w, r, v, "Data", kpath.member("Data"));
                         }
                         None => {
                             w.diag(Diagnostic::warning(
                                 "unknown-record-type",
-                                &kpath,
+                                kpath,
                                 s.start as u64,
                                 format!(
                                     "no {} key schema for record type {ty}; shown raw",
@@ -126,25 +126,25 @@ fn coordinator(w: &mut W, group: CoordinatorGroup, path: &str) -> R<()> {
                         }
                     }
                 }
-                Err(f) => w.fail(f, &kpath, s.start + s.len),
+                Err(f) => w.fail(f, kpath, s.start + s.len),
             }
-            close(w, id, s, saved, &kpath, true);
+            close(w, id, s, saved, kpath, true);
         }
     }
     // A null value is a tombstone: the key's record was deleted.
-    let vpath = format!("{path}.Value");
+    let vpath = path.member("Value");
     if let Some((id, s, saved)) = w.open_prefixed("Value")? {
         match w.int("Version", 2) {
             Ok(v) => {
                 match record_type.map(|ty| (ty, builtin().coordinator_value(group, ty, v as i16))) {
                     Some((_, Some(r))) => {
                         w.derived("TypeName", Value::Label(&r.spec.name));
-                        body(w, r, v as i16, "Data", &format!("{vpath}.Data"));
+                        body(w, r, v as i16, "Data", vpath.member("Data"));
                     }
                     Some((ty, None)) => {
                         w.diag(Diagnostic::error(
                             "unknown-record-version",
-                            &vpath,
+                            vpath,
                             s.start as u64,
                             format!(
                                 "no {} value schema for record type {ty} at version {v}; shown raw",
@@ -156,14 +156,14 @@ fn coordinator(w: &mut W, group: CoordinatorGroup, path: &str) -> R<()> {
                     None => raw(w),
                 }
             }
-            Err(f) => w.fail(f, &vpath, s.start + s.len),
+            Err(f) => w.fail(f, vpath, s.start + s.len),
         }
-        close(w, id, s, saved, &vpath, true);
+        close(w, id, s, saved, vpath, true);
     }
     Ok(())
 }
 
-fn metadata(w: &mut W, path: &str) -> R<()> {
+fn metadata(w: &mut W, path: FieldPath<'_>) -> R<()> {
     let (at, hdr, key) = w.len_prefixed("Key", true)?;
     let v = key.map(Value::Data).unwrap_or(Value::Null);
     let id = w.t.leaf("Key", v, w.buf, at, w.rd.pos - at);
@@ -176,12 +176,12 @@ fn metadata(w: &mut W, path: &str) -> R<()> {
             "a metadata record's key must be null",
         ));
     }
-    let vpath = format!("{path}.Value");
+    let vpath = path.member("Value");
     let Some((id, s, saved)) = w.open_prefixed("Value")? else {
         let at = w.rd.pos as u64;
         w.diag(Diagnostic::error(
             "metadata-frame-invalid",
-            &vpath,
+            vpath,
             at,
             "a metadata record's value cannot be null",
         ));
@@ -209,8 +209,8 @@ fn metadata(w: &mut W, path: &str) -> R<()> {
                 }
             }
             Err(f) => {
-                w.fail(f, &vpath, s.start + s.len);
-                close(w, id, s, saved, &vpath, false);
+                w.fail(f, vpath, s.start + s.len);
+                close(w, id, s, saved, vpath, false);
                 return Ok(());
             }
         }
@@ -222,12 +222,12 @@ fn metadata(w: &mut W, path: &str) -> R<()> {
     match builtin().metadata_record(api_key, version) {
         Some(r) => {
             w.derived("TypeName", Value::Label(&r.spec.name));
-            body(w, r, version, "Data", &format!("{vpath}.Data"));
+            body(w, r, version, "Data", vpath.member("Data"));
         }
         None => {
             w.diag(Diagnostic::error(
                 "unknown-record-version",
-                &vpath,
+                vpath,
                 s.start as u64,
                 format!(
                 "no metadata record schema for apiKey {api_key} at version {version}; shown raw"
@@ -236,20 +236,20 @@ fn metadata(w: &mut W, path: &str) -> R<()> {
             raw(w);
         }
     }
-    close(w, id, s, saved, &vpath, true);
+    close(w, id, s, saved, vpath, true);
     Ok(())
 }
 
 /// A KRaft control value (key types 2-6): the schema's own struct, read at version 0.
-pub(crate) fn kraft_control_value(w: &mut W, ty: i16, path: &str) -> R<()> {
-    let vpath = format!("{path}.Value");
+pub(crate) fn kraft_control_value(w: &mut W, ty: i16, path: FieldPath<'_>) -> R<()> {
+    let vpath = path.member("Value");
     let (at, hdr, span) = w.len_prefixed("Value", true)?;
     let Some(s) = span else {
         let id = w.t.leaf("Value", Value::Null, w.buf, at, hdr as u32);
         w.t.node_mut(id).hdr = hdr;
         w.diag(Diagnostic::error(
             "control-record-invalid",
-            &vpath,
+            vpath,
             at as u64,
             "a control record needs a value",
         ));
@@ -266,7 +266,7 @@ pub(crate) fn kraft_control_value(w: &mut W, ty: i16, path: &str) -> R<()> {
     // The struct decoder's node starts at the content; widen it over the length prefix so the
     // value keeps its header bytes like every length-prefixed member.
     let first = w.t.nodes.len();
-    let end = decode_message_at(
+    let end = decode_message_in(
         w.t,
         r.spec,
         0,
@@ -274,7 +274,7 @@ pub(crate) fn kraft_control_value(w: &mut W, ty: i16, path: &str) -> R<()> {
         s.start,
         s.start + s.len,
         "Value",
-        &vpath,
+        vpath,
     );
     if let Some(n) = w.t.nodes.get_mut(first) {
         n.offset = at;
@@ -285,7 +285,7 @@ pub(crate) fn kraft_control_value(w: &mut W, ty: i16, path: &str) -> R<()> {
         let p = end.max(s.start);
         w.diag(Diagnostic::error(
             "trailing-bytes",
-            &vpath,
+            vpath,
             p as u64,
             format!(
                 "{} bytes after the {} struct",

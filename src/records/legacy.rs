@@ -6,7 +6,7 @@ use super::batch::inflate;
 use super::codec::Codec;
 use super::read::{Fail, Rd, R};
 use super::{RecordsContext, MIN_BATCH_SIZE, W};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, FieldPath};
 use crate::limits::MAX_NODES_PER_TREE;
 use crate::wire::tree::{Kind, Tree, Value};
 
@@ -33,7 +33,7 @@ pub(crate) fn decode_message(
     total: u32,
     magic: i8,
     ctx: &RecordsContext,
-    path: &str,
+    path: FieldPath<'_>,
     inner: Option<Inner>,
 ) {
     let id = t.open("", Kind::Struct, buf, at);
@@ -52,7 +52,7 @@ fn message(
     end: u32,
     magic: i8,
     ctx: &RecordsContext,
-    path: &str,
+    path: FieldPath<'_>,
     inner: Option<Inner>,
 ) -> R<()> {
     let offset = w.int("Offset", 8)?;
@@ -143,7 +143,7 @@ fn wrapper_value(
     magic: i8,
     wrapper: (i64, Option<i64>),
     ctx: &RecordsContext,
-    path: &str,
+    path: FieldPath<'_>,
 ) -> R<()> {
     let (at, hdr, span) = w.len_prefixed("Value", false)?;
     let Some(body) = span else {
@@ -159,20 +159,20 @@ fn wrapper_value(
     };
     let arr = w.t.open("InnerMessages", Kind::Array, w.buf, at);
     w.t.node_mut(arr).hdr = hdr;
-    let ipath = format!("{path}.InnerMessages");
+    let ipath = path.member("InnerMessages");
     let Some(codec) = Codec::from_id(codec_id).filter(|c| *c != Codec::Zstd) else {
         let f = Fail::new(
             "unknown-codec",
             body.start,
             format!("compression id {codec_id} is not valid in a magic-{magic} message"),
         );
-        w.fail_element(f, &ipath, body.start + body.len);
+        w.fail_element(f, ipath, body.start + body.len);
         w.t.close(arr, w.rd.pos);
         return Ok(());
     };
-    match inflate(w.t, w.buf, body, codec, magic, &ipath) {
-        Ok(nb) => inner_set(w.t, nb, magic, wrapper, ctx, &ipath),
-        Err(f) => w.fail_element(f, &ipath, body.start + body.len),
+    match inflate(w.t, w.buf, body, codec, magic, ipath) {
+        Ok(nb) => inner_set(w.t, nb, magic, wrapper, ctx, ipath),
+        Err(f) => w.fail_element(f, ipath, body.start + body.len),
     }
     w.t.close(arr, body.start + body.len);
     w.rd.pos = body.start + body.len;
@@ -186,7 +186,7 @@ fn inner_set(
     magic: i8,
     (wrapper_offset, log_append_ts): (i64, Option<i64>),
     ctx: &RecordsContext,
-    path: &str,
+    path: FieldPath<'_>,
 ) {
     let len = t.buf(nb).len() as u32;
     // v1: absolute = wrapper offset - last inner offset + inner offset (a wrapper offset of 0,
@@ -210,7 +210,7 @@ fn inner_set(
             .get((pos + 16) as usize)
             .map(|&m| m as i8)
             .unwrap_or(-1);
-        let ipath = format!("{path}[{i}]");
+        let ipath = path.index(i as i64);
         if m == 0 || m == 1 {
             decode_message(
                 t,
@@ -219,7 +219,7 @@ fn inner_set(
                 total,
                 m,
                 ctx,
-                &ipath,
+                ipath,
                 Some(Inner {
                     base,
                     wrapper_magic: magic,

@@ -66,7 +66,7 @@ pub mod legacy;
 pub mod logdir;
 pub mod read;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, FieldPath};
 use crate::limits::MAX_NODES_PER_TREE;
 use crate::pdu::Direction;
 use crate::protocol::Protocol;
@@ -93,7 +93,7 @@ impl RecordsHook for Batches {
             as_type: field.options.as_type,
             headers_only: field.options.headers_only,
         };
-        decode_records(tree, buf, span.start, span.len, &ctx, field.path);
+        decode_records_at(tree, buf, span.start, span.len, &ctx, field.path);
     }
 
     fn encode(
@@ -166,19 +166,38 @@ pub fn decode_records(
     ctx: &RecordsContext,
     path: &str,
 ) {
+    decode_records_at(tree, buf, start, len, ctx, FieldPath::Text(path));
+}
+
+/// [`decode_records`] with the path in pieces, put into words only for a diagnostic.
+pub(crate) fn decode_records_at(
+    tree: &mut Tree,
+    buf: u16,
+    start: u32,
+    len: u32,
+    ctx: &RecordsContext,
+    path: FieldPath<'_>,
+) {
     let started = tree.diags.begin_record_set();
     record_set(tree, buf, start, len, ctx, path);
     tree.diags.end_record_set(started);
 }
 
-fn record_set(tree: &mut Tree, buf: u16, start: u32, len: u32, ctx: &RecordsContext, path: &str) {
+fn record_set(
+    tree: &mut Tree,
+    buf: u16,
+    start: u32,
+    len: u32,
+    ctx: &RecordsContext,
+    path: FieldPath<'_>,
+) {
     let mut rd = Rd::new(tree.buf(buf), start, len);
-    let mut index = 0usize;
+    let mut index = 0i64;
     while !rd.at_end() {
         let at = rd.pos;
-        let bpath = || format!("{path}[{index}]");
+        let bpath = FieldPath::Index(&path, index);
         if tree.nodes.len() >= MAX_NODES_PER_TREE {
-            let d = Diagnostic::error("node-limit", bpath(), at as u64, format!(
+            let d = Diagnostic::error("node-limit", bpath, at as u64, format!(
                 "more than {MAX_NODES_PER_TREE} nodes (limits::MAX_NODES_PER_TREE); {} bytes of records left undecoded",
                 rd.remaining()
             ));
@@ -194,7 +213,7 @@ fn record_set(tree: &mut Tree, buf: u16, start: u32, len: u32, ctx: &RecordsCont
         match size {
             Some(s) if s < MIN_BATCH_SIZE => {
                 // Without a usable size there is no next batch to find: the rest is one error.
-                let d = Diagnostic::error("batch-length-invalid", bpath(), at as u64 + 8, format!(
+                let d = Diagnostic::error("batch-length-invalid", bpath, at as u64 + 8, format!(
                     "batch size {s} is below the minimum {MIN_BATCH_SIZE}; {remaining} bytes left undecoded"
                 ));
                 tree.error_node("", buf, at, remaining, d.in_buf(buf));
@@ -203,13 +222,13 @@ fn record_set(tree: &mut Tree, buf: u16, start: u32, len: u32, ctx: &RecordsCont
             Some(s) if (s as u32).saturating_add(12) <= remaining => {
                 let total = s as u32 + 12;
                 match magic {
-                    Some(2) => batch::decode_v2(tree, buf, at, total, ctx, &bpath()),
+                    Some(2) => batch::decode_v2(tree, buf, at, total, ctx, bpath),
                     Some(m @ (0 | 1)) => {
-                        legacy::decode_message(tree, buf, at, total, m, ctx, &bpath(), None)
+                        legacy::decode_message(tree, buf, at, total, m, ctx, bpath, None)
                     }
                     _ => {
                         let m = magic.unwrap_or(-1);
-                        let d = Diagnostic::error("unknown-magic", bpath(), (at + MAGIC_OFFSET) as u64, format!(
+                        let d = Diagnostic::error("unknown-magic", bpath, (at + MAGIC_OFFSET) as u64, format!(
                             "magic byte {m}: expected 0, 1 or 2 (the record format); batch of {total} bytes skipped"
                         ));
                         tree.error_node("", buf, at, total, d.in_buf(buf));
@@ -219,12 +238,12 @@ fn record_set(tree: &mut Tree, buf: u16, start: u32, len: u32, ctx: &RecordsCont
             }
             _ => {
                 if let Some(m) = magic.filter(|m| !(0..=2).contains(m)) {
-                    let d = Diagnostic::error("unknown-magic", bpath(), (at + MAGIC_OFFSET) as u64, format!(
+                    let d = Diagnostic::error("unknown-magic", bpath, (at + MAGIC_OFFSET) as u64, format!(
                         "magic byte {m}: expected 0, 1 or 2 (the record format); {remaining} bytes left undecoded"
                     ));
                     tree.error_node("", buf, at, remaining, d.in_buf(buf));
                 } else {
-                    partial(tree, buf, at, remaining, size, magic, ctx, &bpath());
+                    partial(tree, buf, at, remaining, size, magic, ctx, bpath);
                 }
                 return;
             }
@@ -243,7 +262,7 @@ fn partial(
     size: Option<i32>,
     magic: Option<i8>,
     ctx: &RecordsContext,
-    path: &str,
+    path: FieldPath<'_>,
 ) {
     let id = t.open("", Kind::Struct, buf, at);
     let mut w = W::new(t, buf, at, remaining);
@@ -405,16 +424,16 @@ impl<'t> W<'t> {
 
     /// Records `f` as an error node from its offset to `end` (the region it spoiled), as the
     /// member `_undecoded` of the struct being decoded.
-    pub fn fail(&mut self, f: Fail, path: &str, end: u32) {
+    pub fn fail(&mut self, f: Fail, path: FieldPath<'_>, end: u32) {
         self.fail_named("_undecoded", f, path, end);
     }
 
     /// Like [`W::fail`], as an element of the array being decoded.
-    pub fn fail_element(&mut self, f: Fail, path: &str, end: u32) {
+    pub fn fail_element(&mut self, f: Fail, path: FieldPath<'_>, end: u32) {
         self.fail_named("", f, path, end);
     }
 
-    fn fail_named(&mut self, name: &'static str, f: Fail, path: &str, end: u32) {
+    fn fail_named(&mut self, name: &'static str, f: Fail, path: FieldPath<'_>, end: u32) {
         let from = f.offset.max(self.last_end()).min(end);
         let d = Diagnostic::error(f.code, path, f.offset as u64, f.message).in_buf(self.buf);
         self.t.error_node(name, self.buf, from, end - from, d);
@@ -471,7 +490,7 @@ impl<'t> W<'t> {
     /// and reports a mismatch at the Crc field; the `unit` (batch or message) is still decoded.
     pub fn crc(
         &mut self,
-        path: &str,
+        path: FieldPath<'_>,
         (from, end): (u32, u32),
         algo: &str,
         unit: &str,

@@ -41,7 +41,7 @@ pub use super::hook::{RecordsHook, RecordsOptions, TopicNames};
 use super::plan::{Plan, PlanCache};
 use super::tree::{Kind, NodeId, Span, Tree, Value};
 use super::walk::{Seg, Walker};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, FieldPath};
 use crate::limits::MAX_FRAME_SIZE;
 use crate::pdu::{Direction, Hints, Pdu};
 use crate::protocol::headers;
@@ -387,8 +387,14 @@ impl Decoder {
             return;
         };
         let hid = out.tree.nodes.len() as NodeId;
-        p = Walker::new(&mut out.tree, frame, 0, "header", &mut self.path)
-            .message(hplan, "header", p, end);
+        p = Walker::new(
+            &mut out.tree,
+            frame,
+            0,
+            FieldPath::Text("header"),
+            &mut self.path,
+        )
+        .message(hplan, "header", p, end);
         out.correlation_id =
             int_child(&out.tree, hid, "CorrelationId").and_then(|v| i32::try_from(v).ok());
         if dir == Direction::Request {
@@ -478,7 +484,13 @@ impl Decoder {
                 format!("{name} v{v} is an unstable (unreleased) version in {release}"),
             ));
         }
-        let w = Walker::new(&mut out.tree, frame, 0, "body", &mut self.path);
+        let w = Walker::new(
+            &mut out.tree,
+            frame,
+            0,
+            FieldPath::Text("body"),
+            &mut self.path,
+        );
         let w = match self.hook {
             Some(hook) => w.with_records(hook, self.records, dir),
             None => w,
@@ -510,6 +522,31 @@ pub fn decode_message_at(
     end: u32,
     name: &'static str,
     path: &str,
+) -> u32 {
+    decode_message_in(
+        tree,
+        spec,
+        version,
+        buf,
+        start,
+        end,
+        name,
+        FieldPath::Text(path),
+    )
+}
+
+/// [`decode_message_at`] with the path in pieces (a record's, inside a batch), put into words
+/// only for a diagnostic.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn decode_message_in(
+    tree: &mut Tree,
+    spec: &'static MessageSpec,
+    version: i16,
+    buf: u16,
+    start: u32,
+    end: u32,
+    name: &'static str,
+    path: FieldPath<'_>,
 ) -> u32 {
     // The walker reads the buffer while it pushes nodes: lend it out for the duration.
     let data = tree

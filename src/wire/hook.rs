@@ -13,6 +13,7 @@
 
 use super::encode::EncodeError;
 use super::tree::{Span, Tree};
+use crate::diag::FieldPath;
 use crate::pdu::Direction;
 use serde_json::Value as J;
 
@@ -99,7 +100,7 @@ pub struct RecordsField<'a> {
     pub direction: Direction,
     pub options: RecordsOptions,
     /// The field's path, for diagnostics (`body.Responses[0].Partitions[0].Records`).
-    pub path: &'a str,
+    pub path: FieldPath<'a>,
 }
 
 /// Decodes and encodes the content of `records` fields.

@@ -4,28 +4,22 @@
 
 use super::{Abort, Seg, Walker};
 use crate::diag::Diagnostic;
+use crate::diag::FieldPath;
 use crate::limits::{MAX_DEPTH, MAX_NODES_PER_TREE};
 use crate::wire::cursor::{Cursor, ReadError, VarintForm};
-use std::fmt::Write as _;
+use std::fmt;
 
 impl Walker<'_, '_> {
     pub(super) fn path_string(&self) -> String {
-        let mut s = String::with_capacity(self.prefix.len() + 16 * self.path.len());
-        s.push_str(self.prefix);
-        for seg in self.path.iter() {
-            match seg {
-                Seg::Name(n) => {
-                    if !s.is_empty() {
-                        s.push('.');
-                    }
-                    s.push_str(n);
-                }
-                Seg::Index(i) => {
-                    let _ = write!(s, "[{i}]");
-                }
-            }
+        self.shown_path().to_string()
+    }
+
+    /// The field path as it stands, to be put into words only if a diagnostic needs it.
+    pub(super) fn shown_path(&self) -> WalkPath<'_> {
+        WalkPath {
+            prefix: self.prefix,
+            segs: self.path,
         }
-        s
     }
 
     fn diag(&mut self, d: Diagnostic) {
@@ -176,5 +170,32 @@ impl Walker<'_, '_> {
         what: fn() -> String,
     ) -> Abort {
         self.fail(name, pos, limit, code, pos, what())
+    }
+}
+
+/// The walker's field path: its prefix (`body`, or the record a nested message is in), then
+/// `.Name` and `[i]` segments (no dot before the first name when the prefix is empty).
+pub(crate) struct WalkPath<'a> {
+    pub prefix: FieldPath<'a>,
+    pub segs: &'a [Seg],
+}
+
+impl fmt::Display for WalkPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut empty = self.prefix.is_empty();
+        self.prefix.fmt(f)?;
+        for seg in self.segs {
+            match seg {
+                Seg::Name(n) => {
+                    if !empty {
+                        f.write_str(".")?;
+                    }
+                    f.write_str(n)?;
+                }
+                Seg::Index(i) => write!(f, "[{i}]")?,
+            }
+            empty = false;
+        }
+        Ok(())
     }
 }

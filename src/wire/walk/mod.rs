@@ -20,6 +20,7 @@ use super::cursor::Cursor;
 use super::hook::{RecordsHook, RecordsOptions, TopicNames};
 use super::plan::{fixed_width, FieldPlan, Plan, Read, StructPlan, Ty};
 use super::tree::{Kind, Tree, Value};
+use crate::diag::FieldPath;
 use crate::limits::MAX_DEPTH;
 use crate::pdu::Direction;
 use crate::schema::model::{Entity, Prim};
@@ -82,7 +83,7 @@ pub(crate) struct Walker<'t, 'd> {
     pub tree: &'t mut Tree,
     pub data: &'d [u8],
     pub buf: u16,
-    pub prefix: &'d str,
+    pub prefix: FieldPath<'d>,
     pub path: &'t mut Vec<Seg>,
     depth: usize,
     /// `None`: `records` fields stay bytes (message bodies inside records, headers).
@@ -98,7 +99,7 @@ impl<'t, 'd> Walker<'t, 'd> {
         tree: &'t mut Tree,
         data: &'d [u8],
         buf: u16,
-        prefix: &'d str,
+        prefix: FieldPath<'d>,
         path: &'t mut Vec<Seg>,
     ) -> Self {
         path.clear();

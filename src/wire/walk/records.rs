@@ -1,7 +1,9 @@
 //! The glue between the walker and the [`RecordsHook`]: which topic the records below a struct
 //! belong to, and handing a `records` field's bytes to the hook.
 
+use super::checks::WalkPath;
 use super::Walker;
+use crate::diag::FieldPath;
 use crate::schema::model::Entity;
 use crate::wire::hook::{RecordsField, RecordsHook, RecordsOptions};
 use crate::wire::plan::{FieldPlan, Ty};
@@ -62,12 +64,15 @@ impl Walker<'_, '_> {
         self.tree.node_mut(id).hdr = hdr as u16;
         // Most fetch responses carry empty records: no path to name, nothing to allocate.
         if span.len > 0 {
-            let path = self.path_string();
+            let shown = WalkPath {
+                prefix: self.prefix,
+                segs: self.path,
+            };
             let field = RecordsField {
                 topic,
                 direction: self.direction,
                 options,
-                path: &path,
+                path: FieldPath::Shown(&shown),
             };
             hook.decode(self.tree, self.buf, span, &field);
         }
