@@ -6,7 +6,7 @@
 //! [`CodecError::TooLarge`] after at most the cap has been allocated, never as an OOM.
 
 use crate::limits::{MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSED_PER_TREE, MAX_DECOMPRESSION_RATIO};
-use std::io::Read;
+use std::io::BufRead;
 
 /// The ratio cap only applies once the output passes this size, so tiny, very compressible
 /// batches (a few repeated bytes) are not reported as bombs.
@@ -208,18 +208,22 @@ impl Sink {
         Ok(())
     }
 
-    /// Drains a decoder, stopping (with the cap error) one byte past the cap.
-    fn read_from<Rd: Read>(&mut self, r: Rd, what: &str) -> Result<(), CodecError> {
-        let room = (self.cap - self.out.len()) as u64;
-        let mut limited = r.take(room + 1);
-        let mut chunk = [0u8; 16 * 1024];
+    /// Drains a decoder that lends out what it has decoded, copying it straight into the output,
+    /// and stops with the cap error at the first piece that would pass the cap. (It read into a
+    /// 16 KiB scratch array before, zeroed on every call: a fifth of what an LZ4 batch of a few
+    /// records cost.)
+    fn read_from<Rd: BufRead>(&mut self, mut r: Rd, what: &str) -> Result<(), CodecError> {
         loop {
-            match limited.read(&mut chunk) {
-                Ok(0) => return Ok(()),
-                Ok(n) => self.extend(&chunk[..n])?,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            let n = match r.fill_buf() {
+                Ok([]) => return Ok(()),
+                Ok(piece) => {
+                    self.extend(piece)?;
+                    piece.len()
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(CodecError::Corrupt(format!("{what}: {e}"))),
-            }
+            };
+            r.consume(n);
         }
     }
 }
@@ -779,6 +783,11 @@ fn lz4_frame_by_hand(input: &[u8], magic: i8, s: &mut Sink) -> Result<String, Co
     } else {
         "lz4: frame read by hand".to_string()
     };
+    // The library checked the rest of the descriptor before it refused the checksum: the block
+    // size code (BD bits 4-6) is 4-7, so blocks decode to at most 64 KiB to 4 MiB. One block
+    // buffer serves the whole frame, zeroed once.
+    let max_block = 1usize << (8 + 2 * ((get(5, 1)?[0] >> 4) & 7));
+    let mut block = Vec::new();
     let mut pos = hdr_end + 1;
     loop {
         let b = get(pos, 4)?;
@@ -792,18 +801,19 @@ fn lz4_frame_by_hand(input: &[u8], magic: i8, s: &mut Sink) -> Result<String, Co
         if word & 0x8000_0000 != 0 {
             s.extend(data)?;
         } else {
-            // Blocks decode to at most 4 MiB (the largest LZ4 block size).
-            let room = (s.cap - s.out.len()).min(4 * 1024 * 1024);
+            let room = (s.cap - s.out.len()).min(max_block);
             let start = s.out.len();
             let dict_from = if independent {
                 start
             } else {
                 start.saturating_sub(64 * 1024)
             };
-            let mut block = vec![0u8; room];
+            if block.len() < room {
+                block.resize(room, 0);
+            }
             let n = lz4_flex::block::decompress_into_with_dict(
                 data,
-                &mut block,
+                &mut block[..room],
                 &s.out[dict_from..start],
             )
             .map_err(|e| bad(format!("block at byte {pos}: {e}")))?;
@@ -1254,6 +1264,42 @@ mod tests {
         let d = decompress(Codec::Lz4, &f, 0, cap()).unwrap();
         assert_eq!(d.data, data);
         assert!(d.notes[0].contains("KafkaLZ4"), "{:?}", d.notes);
+    }
+
+    /// A one-block LZ4 frame with a 64 KiB block maximum (BD 0x40), its header checksum as the
+    /// standard says or as the KafkaLZ4 writer computed it (over the magic too).
+    fn lz4_one_block_frame(content: &[u8], kafka_checksum: bool) -> Vec<u8> {
+        let mut f = LZ4_MAGIC.to_le_bytes().to_vec();
+        f.extend([0x60, 0x40]);
+        let over = if kafka_checksum { &f[..6] } else { &f[4..6] };
+        f.push(((xxh32(over) >> 8) & 0xff) as u8);
+        let block = lz4_flex::block::compress(content);
+        f.extend((block.len() as u32).to_le_bytes());
+        f.extend(block);
+        f.extend(0u32.to_le_bytes());
+        f
+    }
+
+    /// The hand reader of KafkaLZ4 frames holds a block to the frame's declared maximum, as the
+    /// library does for the same frame with the standard checksum (and Kafka's reader, which
+    /// decompresses into a buffer of that size): 60,000 bytes fit a 64 KiB block, 70,000 do not.
+    #[test]
+    fn lz4_kafka_checksum_frames_hold_blocks_to_the_declared_maximum() {
+        let data = sample();
+        for (n, fits) in [(60_000, true), (65_536, true), (70_000, false)] {
+            let standard = decompress(
+                Codec::Lz4,
+                &lz4_one_block_frame(&data[..n], false),
+                2,
+                cap(),
+            );
+            let kafka = decompress(Codec::Lz4, &lz4_one_block_frame(&data[..n], true), 0, cap());
+            assert_eq!(standard.is_ok(), fits, "{n}: {standard:?}");
+            assert_eq!(kafka.is_ok(), fits, "{n}: {kafka:?}");
+            if fits {
+                assert_eq!(kafka.unwrap().data, &data[..n]);
+            }
+        }
     }
 
     #[test]
