@@ -154,6 +154,12 @@ impl fmt::Display for FieldPath<'_> {
     }
 }
 
+impl<'a> From<&'a str> for FieldPath<'a> {
+    fn from(s: &'a str) -> FieldPath<'a> {
+        FieldPath::Text(s)
+    }
+}
+
 impl From<FieldPath<'_>> for String {
     fn from(p: FieldPath<'_>) -> String {
         p.to_string()

@@ -21,7 +21,7 @@ use super::read::R;
 use super::{AsType, W};
 use crate::diag::{Diagnostic, FieldPath};
 use crate::protocol::{builtin, CoordinatorGroup, Resolved};
-use crate::wire::decode::decode_message_in;
+use crate::wire::decode::decode_message_at;
 use crate::wire::tree::{Span, Value};
 
 /// Largest frame version, api key or version the metadata framing accepts.
@@ -68,7 +68,7 @@ fn close(w: &mut W, id: u32, s: Span, saved: u32, path: FieldPath<'_>, strict: b
 
 /// Decodes `r.spec` at `version` from the cursor to the end of its window as member `name`.
 fn body(w: &mut W, r: Resolved, version: i16, name: &'static str, path: FieldPath<'_>) {
-    let end = decode_message_in(w.t, r.spec, version, w.buf, w.rd.pos, w.rd.end, name, path);
+    let end = decode_message_at(w.t, r.spec, version, w.buf, w.rd.pos, w.rd.end, name, path);
     w.rd.pos = end.clamp(w.rd.pos, w.rd.end);
 }
 
@@ -266,7 +266,7 @@ pub(crate) fn kraft_control_value(w: &mut W, ty: i16, path: FieldPath<'_>) -> R<
     // The struct decoder's node starts at the content; widen it over the length prefix so the
     // value keeps its header bytes like every length-prefixed member.
     let first = w.t.nodes.len();
-    let end = decode_message_in(
+    let end = decode_message_at(
         w.t,
         r.spec,
         0,

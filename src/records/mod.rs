@@ -93,7 +93,7 @@ impl RecordsHook for Batches {
             as_type: field.options.as_type,
             headers_only: field.options.headers_only,
         };
-        decode_records_at(tree, buf, span.start, span.len, &ctx, field.path);
+        decode_records(tree, buf, span.start, span.len, &ctx, field.path);
     }
 
     fn encode(
@@ -158,26 +158,15 @@ const MAGIC_OFFSET: u32 = 16;
 /// (`body.Topics[0].Partitions[0].Records`). Never panics; every problem becomes a diagnostic
 /// and, where bytes could not be decoded, an `Error` node covering them. At most
 /// `limits::MAX_DIAGNOSTICS_PER_RECORD_SET` diagnostics are kept for one call, the rest counted.
-pub fn decode_records(
+pub fn decode_records<'p>(
     tree: &mut Tree,
     buf: u16,
     start: u32,
     len: u32,
     ctx: &RecordsContext,
-    path: &str,
+    path: impl Into<FieldPath<'p>>,
 ) {
-    decode_records_at(tree, buf, start, len, ctx, FieldPath::Text(path));
-}
-
-/// [`decode_records`] with the path in pieces, put into words only for a diagnostic.
-pub(crate) fn decode_records_at(
-    tree: &mut Tree,
-    buf: u16,
-    start: u32,
-    len: u32,
-    ctx: &RecordsContext,
-    path: FieldPath<'_>,
-) {
+    let path = path.into();
     let started = tree.diags.begin_record_set();
     record_set(tree, buf, start, len, ctx, path);
     tree.diags.end_record_set(started);

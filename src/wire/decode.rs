@@ -513,7 +513,7 @@ fn int_child(tree: &Tree, id: NodeId, name: &str) -> Option<i64> {
 /// `validVersions` becomes an `Error` node with `unknown-version`. Uses the process-wide plan
 /// cache, so it is cheap to call per record.
 #[allow(clippy::too_many_arguments)]
-pub fn decode_message_at(
+pub fn decode_message_at<'p>(
     tree: &mut Tree,
     spec: &'static MessageSpec,
     version: i16,
@@ -521,33 +521,9 @@ pub fn decode_message_at(
     start: u32,
     end: u32,
     name: &'static str,
-    path: &str,
+    path: impl Into<FieldPath<'p>>,
 ) -> u32 {
-    decode_message_in(
-        tree,
-        spec,
-        version,
-        buf,
-        start,
-        end,
-        name,
-        FieldPath::Text(path),
-    )
-}
-
-/// [`decode_message_at`] with the path in pieces (a record's, inside a batch), put into words
-/// only for a diagnostic.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn decode_message_in(
-    tree: &mut Tree,
-    spec: &'static MessageSpec,
-    version: i16,
-    buf: u16,
-    start: u32,
-    end: u32,
-    name: &'static str,
-    path: FieldPath<'_>,
-) -> u32 {
+    let path = path.into();
     // The walker reads the buffer while it pushes nodes: lend it out for the duration.
     let data = tree
         .bufs
