@@ -1,12 +1,14 @@
 //! Decompression of record data: gzip, snappy (raw and the xerial snappy-java framing), LZ4
-//! frames (including the KafkaLZ4 header checksum of magic-0 messages) and zstd.
+//! frames ([`lz4`]: as Kafka's reader takes them, the KafkaLZ4 header checksum of magic-0
+//! messages included) and zstd.
 //!
 //! Every codec writes through [`Sink`], which enforces the one output cap computed by
 //! [`output_cap`] from `crate::limits`; a decompression bomb therefore ends as
 //! [`CodecError::TooLarge`] after at most the cap has been allocated, never as an OOM.
 
+mod lz4;
+
 use crate::limits::{MAX_DECOMPRESSED_BYTES, MAX_DECOMPRESSED_PER_TREE, MAX_DECOMPRESSION_RATIO};
-use std::io::BufRead;
 
 /// The ratio cap only applies once the output passes this size, so tiny, very compressible
 /// batches (a few repeated bytes) are not reported as bombs.
@@ -127,7 +129,7 @@ pub fn decompress(
         }
         Codec::Gzip => gzip(input, cap),
         Codec::Snappy => snappy(input, cap),
-        Codec::Lz4 => lz4(input, magic, cap),
+        Codec::Lz4 => lz4::lz4(input, magic, cap),
         Codec::Zstd => zstd(input, cap),
     };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
@@ -206,25 +208,6 @@ impl Sink {
         self.make_room(b.len());
         self.out.extend_from_slice(b);
         Ok(())
-    }
-
-    /// Drains a decoder that lends out what it has decoded, copying it straight into the output,
-    /// and stops with the cap error at the first piece that would pass the cap. (It read into a
-    /// 16 KiB scratch array before, zeroed on every call: a fifth of what an LZ4 batch of a few
-    /// records cost.)
-    fn read_from<Rd: BufRead>(&mut self, mut r: Rd, what: &str) -> Result<(), CodecError> {
-        loop {
-            let n = match r.fill_buf() {
-                Ok([]) => return Ok(()),
-                Ok(piece) => {
-                    self.extend(piece)?;
-                    piece.len()
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(CodecError::Corrupt(format!("{what}: {e}"))),
-            };
-            r.consume(n);
-        }
     }
 }
 
@@ -715,132 +698,16 @@ fn zstd(input: &[u8], cap: (usize, &'static str)) -> Result<Decompressed, CodecE
     })
 }
 
-const LZ4_MAGIC: u32 = 0x184D_2204;
-
-fn lz4(input: &[u8], magic: i8, cap: (usize, &'static str)) -> Result<Decompressed, CodecError> {
-    let mut s = Sink::new(cap);
-    match s.read_from(lz4_flex::frame::FrameDecoder::new(input), "lz4") {
-        Ok(()) => Ok(Decompressed {
-            data: s.out,
-            notes: Vec::new(),
-        }),
-        Err(CodecError::Corrupt(m)) if m.contains("HeaderChecksumError") => {
-            // The KafkaLZ4 writer hashed the magic too; read the frame ourselves.
-            let mut s = Sink::new(cap);
-            let note = lz4_frame_by_hand(input, magic, &mut s)?;
-            Ok(Decompressed {
-                data: s.out,
-                notes: vec![note],
-            })
-        }
-        Err(e) => Err(e),
-    }
-}
-
-fn xxh32(data: &[u8]) -> u32 {
-    twox_hash::XxHash32::oneshot(0, data)
-}
-
-/// Reads an LZ4 frame whose header checksum the library refused: checks it against both the
-/// standard and the KafkaLZ4 (magic included) computations, then decodes the blocks.
-fn lz4_frame_by_hand(input: &[u8], magic: i8, s: &mut Sink) -> Result<String, CodecError> {
-    let bad = |m: String| CodecError::Corrupt(format!("lz4: {m}"));
-    let get = |a: usize, n: usize| {
-        input
-            .get(a..a + n)
-            .ok_or_else(|| bad(format!("frame cut short at byte {a}")))
-    };
-    let m = get(0, 4)?;
-    if u32::from_le_bytes([m[0], m[1], m[2], m[3]]) != LZ4_MAGIC {
-        return Err(bad("no LZ4 frame magic at byte 0".into()));
-    }
-    let flg = get(4, 1)?[0];
-    if flg >> 6 != 1 {
-        return Err(bad(format!(
-            "frame version {} at byte 4, expected 1",
-            flg >> 6
-        )));
-    }
-    let independent = flg & 0x20 != 0;
-    let block_checksum = flg & 0x10 != 0;
-    let has_size = flg & 0x08 != 0;
-    if flg & 0x01 != 0 {
-        return Err(CodecError::Unsupported(
-            "lz4 frame with a dictionary id".into(),
-        ));
-    }
-    let hdr_end = 6 + if has_size { 8 } else { 0 };
-    let hc = get(hdr_end, 1)?[0];
-    let standard = ((xxh32(&input[4..hdr_end]) >> 8) & 0xff) as u8;
-    let kafka = ((xxh32(&input[0..hdr_end]) >> 8) & 0xff) as u8;
-    let note = if hc == kafka && magic == 0 {
-        "lz4: KafkaLZ4 header checksum (computed over the magic too), as magic-0 writers produce"
-            .to_string()
-    } else if hc == kafka {
-        format!("lz4: KafkaLZ4 header checksum (over the magic too) in a magic-{magic} batch; Kafka expects it only for magic 0")
-    } else if hc != standard {
-        format!("lz4: header checksum {hc:#04x} matches neither the standard ({standard:#04x}) nor the KafkaLZ4 ({kafka:#04x}) computation; decoded anyway as Kafka does for magic 0")
-    } else {
-        "lz4: frame read by hand".to_string()
-    };
-    // The library checked the rest of the descriptor before it refused the checksum: the block
-    // size code (BD bits 4-6) is 4-7, so blocks decode to at most 64 KiB to 4 MiB. One block
-    // buffer serves the whole frame, zeroed once.
-    let max_block = 1usize << (8 + 2 * ((get(5, 1)?[0] >> 4) & 7));
-    let mut block = Vec::new();
-    let mut pos = hdr_end + 1;
-    loop {
-        let b = get(pos, 4)?;
-        let word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        pos += 4;
-        if word == 0 {
-            break;
-        }
-        let size = (word & 0x7fff_ffff) as usize;
-        let data = get(pos, size)?;
-        if word & 0x8000_0000 != 0 {
-            s.extend(data)?;
-        } else {
-            let room = (s.cap - s.out.len()).min(max_block);
-            let start = s.out.len();
-            let dict_from = if independent {
-                start
-            } else {
-                start.saturating_sub(64 * 1024)
-            };
-            if block.len() < room {
-                block.resize(room, 0);
-            }
-            let n = lz4_flex::block::decompress_into_with_dict(
-                data,
-                &mut block[..room],
-                &s.out[dict_from..start],
-            )
-            .map_err(|e| bad(format!("block at byte {pos}: {e}")))?;
-            s.extend(&block[..n])?;
-        }
-        pos += size;
-        if block_checksum {
-            let c = get(pos, 4)?;
-            if u32::from_le_bytes([c[0], c[1], c[2], c[3]]) != xxh32(data) {
-                return Err(bad(format!("block checksum at byte {pos} does not match")));
-            }
-            pos += 4;
-        }
-    }
-    Ok(note)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write;
 
-    fn cap() -> (usize, &'static str) {
+    pub(super) fn cap() -> (usize, &'static str) {
         (MAX_DECOMPRESSED_BYTES, "test")
     }
 
-    fn sample() -> Vec<u8> {
+    pub(super) fn sample() -> Vec<u8> {
         (0..50_000u32)
             .flat_map(|i| format!("record {i} value {}\n", i % 97).into_bytes())
             .collect()
@@ -1252,57 +1119,6 @@ mod tests {
     }
 
     #[test]
-    fn lz4_frame_standard_and_kafka_broken_checksum() {
-        let data = sample();
-        let mut e = lz4_flex::frame::FrameEncoder::new(Vec::new());
-        e.write_all(&data).unwrap();
-        let mut f = e.finish().unwrap();
-        assert_eq!(decompress(Codec::Lz4, &f, 2, cap()).unwrap().data, data);
-        // Rewrite the header checksum the way the KafkaLZ4 writer did: xxh32 over magic+FLG+BD.
-        let hdr_end = if f[4] & 0x08 != 0 { 14 } else { 6 };
-        f[hdr_end] = ((xxh32(&f[..hdr_end]) >> 8) & 0xff) as u8;
-        let d = decompress(Codec::Lz4, &f, 0, cap()).unwrap();
-        assert_eq!(d.data, data);
-        assert!(d.notes[0].contains("KafkaLZ4"), "{:?}", d.notes);
-    }
-
-    /// A one-block LZ4 frame with a 64 KiB block maximum (BD 0x40), its header checksum as the
-    /// standard says or as the KafkaLZ4 writer computed it (over the magic too).
-    fn lz4_one_block_frame(content: &[u8], kafka_checksum: bool) -> Vec<u8> {
-        let mut f = LZ4_MAGIC.to_le_bytes().to_vec();
-        f.extend([0x60, 0x40]);
-        let over = if kafka_checksum { &f[..6] } else { &f[4..6] };
-        f.push(((xxh32(over) >> 8) & 0xff) as u8);
-        let block = lz4_flex::block::compress(content);
-        f.extend((block.len() as u32).to_le_bytes());
-        f.extend(block);
-        f.extend(0u32.to_le_bytes());
-        f
-    }
-
-    /// The hand reader of KafkaLZ4 frames holds a block to the frame's declared maximum, as the
-    /// library does for the same frame with the standard checksum (and Kafka's reader, which
-    /// decompresses into a buffer of that size): 60,000 bytes fit a 64 KiB block, 70,000 do not.
-    #[test]
-    fn lz4_kafka_checksum_frames_hold_blocks_to_the_declared_maximum() {
-        let data = sample();
-        for (n, fits) in [(60_000, true), (65_536, true), (70_000, false)] {
-            let standard = decompress(
-                Codec::Lz4,
-                &lz4_one_block_frame(&data[..n], false),
-                2,
-                cap(),
-            );
-            let kafka = decompress(Codec::Lz4, &lz4_one_block_frame(&data[..n], true), 0, cap());
-            assert_eq!(standard.is_ok(), fits, "{n}: {standard:?}");
-            assert_eq!(kafka.is_ok(), fits, "{n}: {kafka:?}");
-            if fits {
-                assert_eq!(kafka.unwrap().data, &data[..n]);
-            }
-        }
-    }
-
-    #[test]
     fn zstd_concatenated_frames() {
         let data = sample();
         let mut z = ruzstd::encoding::compress_to_vec(
@@ -1381,26 +1197,6 @@ mod tests {
                 other => panic!("{codec:?}: expected a capped bomb, got {other:?}"),
             }
         }
-    }
-
-    #[test]
-    fn lz4_bomb_is_capped_by_the_per_batch_limit() {
-        // LZ4 tops out near 255:1, under the ratio cap, so 80 MiB of zeros meets the size cap.
-        let zeros = vec![0u8; 80 * 1024 * 1024];
-        let mut l = lz4_flex::frame::FrameEncoder::new(Vec::new());
-        l.write_all(&zeros).unwrap();
-        let z = l.finish().unwrap();
-        let e = decompress(Codec::Lz4, &z, 2, output_cap(z.len(), 0)).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                CodecError::TooLarge {
-                    limit: MAX_DECOMPRESSED_BYTES,
-                    ..
-                }
-            ),
-            "{e:?}"
-        );
     }
 
     #[test]
