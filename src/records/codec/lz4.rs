@@ -116,8 +116,7 @@ pub(super) fn lz4(
     let mut s = Sink::new(cap);
     let mut pos = hdr_end + 1;
     let mut content = content_checksum.then(|| twox_hash::XxHash32::with_seed(0));
-    LZ4_BLOCK.with(|cell| {
-        let mut scratch = cell.borrow_mut();
+    let mut blocks = |scratch: &mut Vec<u8>| -> Result<(), CodecError> {
         loop {
             let w = word(get(pos, 4, "a block size or the end mark")?);
             let size = (w & 0x7fff_ffff) as usize;
@@ -150,13 +149,16 @@ pub(super) fn lz4(
                 if scratch.len() < room {
                     scratch.resize(room, 0);
                 }
-                let n = lz4_flex::block::decompress_into(data, &mut scratch[..room]).map_err(|e| {
-                    if room < max_block && matches!(e, lz4_flex::block::DecompressError::OutputTooSmall { .. }) {
-                        s.too_large()
-                    } else {
-                        bad(format!("block at byte {pos}: {e}"))
-                    }
-                })?;
+                let n =
+                    lz4_flex::block::decompress_into(data, &mut scratch[..room]).map_err(|e| {
+                        if room < max_block
+                            && matches!(e, lz4_flex::block::DecompressError::OutputTooSmall { .. })
+                        {
+                            s.too_large()
+                        } else {
+                            bad(format!("block at byte {pos}: {e}"))
+                        }
+                    })?;
                 s.extend(&scratch[..n])?;
             }
             if let Some(h) = content.as_mut() {
@@ -165,7 +167,12 @@ pub(super) fn lz4(
             pos = after + if block_checksum { 4 } else { 0 };
         }
         Ok(())
-    })?;
+    };
+    // The thread's buffer, or one of this call's own while the thread is being torn down.
+    match LZ4_BLOCK.try_with(|cell| cell.try_borrow_mut().ok().map(|mut b| blocks(&mut b))) {
+        Ok(Some(r)) => r?,
+        _ => blocks(&mut Vec::new())?,
+    }
     if let Some(h) = content {
         let stored = word(get(pos, 4, "the content checksum")?);
         let computed = h.finish_32();
