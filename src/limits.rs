@@ -17,6 +17,10 @@ pub const MAX_DECOMPRESSED_BYTES: usize = 64 * 1024 * 1024;
 /// larger capture can be decompressed beforehand.
 pub const MAX_DECOMPRESSED_INPUT: u64 = 16 * 1024 * 1024 * 1024;
 
+/// The largest LZ4 block (the frame format's block size code 7), and so the most the block buffer
+/// each decoding thread keeps for LZ4 batches holds (`records::codec::lz4`).
+pub const MAX_LZ4_BLOCK: usize = 4 * 1024 * 1024;
+
 /// Most bytes all decompressed buffers of one decoded tree may hold together.
 pub const MAX_DECOMPRESSED_PER_TREE: usize = 256 * 1024 * 1024;
 

@@ -739,7 +739,7 @@ mod tests {
     }
 
     /// Hard-to-compress bytes (an LCG) mixed with runs and text, so blocks of every kind occur.
-    fn mixed(n: usize) -> Vec<u8> {
+    pub(super) fn mixed(n: usize) -> Vec<u8> {
         let mut x = 0x1234_5678u32;
         (0..n)
             .map(|i| {

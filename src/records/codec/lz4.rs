@@ -3,12 +3,13 @@
 //! in a few places: see [`lz4`]). Blocks are decoded by lz4_flex's block decoder.
 
 use super::{CodecError, Decompressed, Sink};
+use crate::limits::MAX_LZ4_BLOCK;
 
 const LZ4_MAGIC: u32 = 0x184D_2204;
 
 thread_local! {
     /// One block buffer per thread, as large as the largest block maximum seen (64 KiB to
-    /// 4 MiB), zeroed only when it grows: a buffer zeroed for every batch cost more than
+    /// `MAX_LZ4_BLOCK`), zeroed only when it grows: a buffer zeroed for every batch cost more than
     /// decompressing a batch of a few records.
     static LZ4_BLOCK: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -82,7 +83,7 @@ pub(super) fn lz4(
             "block size code {code} at byte 5, expected 4-7 (64 KiB to 4 MiB)"
         )));
     }
-    let max_block = 1usize << (2 * code + 8);
+    let max_block = (1usize << (2 * code + 8)).min(MAX_LZ4_BLOCK);
     let block_checksum = flg & 0x10 != 0;
     let content_checksum = flg & 0x04 != 0;
     let hdr_end = if flg & 0x08 != 0 {
@@ -203,7 +204,7 @@ fn xxh32(data: &[u8]) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{cap, sample};
+    use super::super::tests::{cap, mixed, sample};
     use super::super::{decompress, output_cap, Codec};
     use super::*;
     use crate::limits::MAX_DECOMPRESSED_BYTES;
@@ -221,7 +222,7 @@ mod tests {
         f[hdr_end] = ((xxh32(&f[..hdr_end]) >> 8) & 0xff) as u8;
         let d = decompress(Codec::Lz4, &f, 0, cap()).unwrap();
         assert_eq!(d.data, data);
-        assert!(d.notes[0].contains("KafkaLZ4"), "{:?}", d.notes);
+        noted(&d, "KafkaLZ4");
     }
 
     /// A one-block LZ4 frame with a 64 KiB block maximum (BD 0x40), its header checksum as the
@@ -274,27 +275,14 @@ mod tests {
         e.finish().unwrap()
     }
 
-    /// Bytes snappy and LZ4 cannot shrink (so blocks are stored, not compressed).
-    fn noise(n: usize) -> Vec<u8> {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
-    }
-
     /// Every frame lz4_flex writes with independent blocks (every block size, block and content
-    /// checksums on and off, with and without a content size; compressible text and stored
-    /// noise, sizes on both sides of the block sizes) decodes to what lz4_flex reads back.
+    /// checksums on and off, with and without a content size; text, and LCG bytes mixed with
+    /// runs so that some blocks are stored; sizes on both sides of the block sizes) decodes to what lz4_flex reads back.
     #[test]
     fn lz4_frames_decode_as_lz4_flex_reads_them() {
         use lz4_flex::frame::{BlockMode, BlockSize, FrameInfo};
         let text = sample();
-        let noise = noise(300_000);
+        let varied = mixed(300_000);
         let mut checked = 0;
         for size in [
             BlockSize::Max64KB,
@@ -316,8 +304,8 @@ mod tests {
                     &text[..65_536],
                     &text[..65_537],
                     &text[..300_000],
-                    &noise[..70_000],
-                    &noise[..],
+                    &varied[..70_000],
+                    &varied[..],
                 ] {
                     let info = FrameInfo::new()
                         .block_size(size)
@@ -410,6 +398,15 @@ mod tests {
         f
     }
 
+    /// The first note says `what`.
+    fn noted(d: &Decompressed, what: &str) {
+        assert!(
+            d.notes.first().is_some_and(|n| n.contains(what)),
+            "{:?}",
+            d.notes
+        );
+    }
+
     /// Where Kafka's reader (`Lz4BlockInputStream`, 3.9 and 4.3) and the LZ4 frame format part,
     /// kinspect follows Kafka.
     #[test]
@@ -435,20 +432,12 @@ mod tests {
         assert_eq!(lz4_oracle(&two).as_deref(), Some(text));
         let d = ok(&two, 2).unwrap();
         assert_eq!(d.data, text);
-        assert!(
-            d.notes[0].contains(&format!("second frame at byte {first}")),
-            "{:?}",
-            d.notes
-        );
+        noted(&d, &format!("second frame at byte {first}"));
         let junk = lz4_crafted(0x60, 0x40, false, &[b], &[0, 0, 0, 0, 7, 7]);
         assert_eq!(lz4_oracle(&junk).as_deref(), Some(text));
         let d = ok(&junk, 2).unwrap();
         assert_eq!(d.data, text);
-        assert!(
-            d.notes[0].contains("2 bytes after the end mark"),
-            "{:?}",
-            d.notes
-        );
+        noted(&d, "2 bytes after the end mark");
         // An end mark with the stored-block bit: Kafka masks the bit, and the size is 0.
         let marked = lz4_crafted(0x60, 0x40, false, &[b], &0x8000_0000u32.to_le_bytes());
         assert_eq!(ok(&marked, 2).unwrap().data, text);
@@ -462,11 +451,7 @@ mod tests {
         let summed = lz4_crafted(0x64, 0x40, false, &[b], &[0, 0, 0, 0, 1, 2, 3, 4]);
         let d = ok(&summed, 2).unwrap();
         assert_eq!(d.data, text);
-        assert!(
-            d.notes[0].contains("content checksum 0x04030201"),
-            "{:?}",
-            d.notes
-        );
+        noted(&d, "content checksum 0x04030201");
         let mut right = lz4_crafted(0x64, 0x40, false, &[b], &end);
         right.extend(xxh32(text).to_le_bytes());
         let d = ok(&right, 2).unwrap();
