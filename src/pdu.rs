@@ -86,3 +86,85 @@ impl Pdu {
             .map(|(_, s)| s.as_str())
     }
 }
+
+/// A frame's bytes as the reader hands them on: borrowed (from the capture's buffer, a raw
+/// input), or assembled by the TCP reassembly in a buffer of its own, which whoever keeps the
+/// frame may take instead of copying it ([`FrameBuf::take`]).
+#[derive(Debug)]
+pub enum FrameBuf<'a> {
+    Borrowed(&'a [u8]),
+    Assembled(&'a mut Assembled),
+}
+
+/// A frame at the start of the buffer the reassembly gathered it in, and the stream's next
+/// bytes after it, which stay the reader's.
+#[derive(Debug, Default)]
+pub struct Assembled {
+    buf: Vec<u8>,
+    len: usize,
+    taken: bool,
+}
+
+impl Assembled {
+    /// The first `len` bytes of `buf` are a frame (`len` is cut to the buffer).
+    pub fn new(buf: Vec<u8>, len: usize) -> Assembled {
+        let len = len.min(buf.len());
+        Assembled {
+            buf,
+            len,
+            taken: false,
+        }
+    }
+
+    /// The frame, while it is here.
+    pub fn frame(&self) -> &[u8] {
+        match self.taken {
+            true => &[],
+            false => self.buf.get(..self.len).unwrap_or(&[]),
+        }
+    }
+
+    /// The buffer, holding the bytes after the frame (the frame is dropped if nobody took it).
+    pub fn into_rest(mut self) -> Vec<u8> {
+        if !self.taken {
+            self.buf.drain(..self.len);
+        }
+        self.buf
+    }
+}
+
+impl<'a> From<&'a [u8]> for FrameBuf<'a> {
+    fn from(b: &'a [u8]) -> FrameBuf<'a> {
+        FrameBuf::Borrowed(b)
+    }
+}
+
+impl FrameBuf<'_> {
+    /// The frame.
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            FrameBuf::Borrowed(b) => b,
+            FrameBuf::Assembled(a) => a.frame(),
+        }
+    }
+
+    /// Puts the frame into `into`, whose contents it replaces: a copy when borrowed; when
+    /// assembled, `into`'s allocation and the reassembly's are swapped, and only the bytes after
+    /// the frame (a part of a segment at most) are copied, into the allocation the reassembly
+    /// gets back.
+    pub fn take(self, into: &mut Vec<u8>) {
+        into.clear();
+        match self {
+            FrameBuf::Borrowed(b) => into.extend_from_slice(b),
+            FrameBuf::Assembled(a) if a.taken => {}
+            FrameBuf::Assembled(a) => {
+                let len = a.len.min(a.buf.len());
+                into.extend_from_slice(a.buf.get(len..).unwrap_or(&[]));
+                std::mem::swap(&mut a.buf, into);
+                into.truncate(len);
+                a.taken = true;
+            }
+        }
+    }
+}

@@ -7,7 +7,7 @@ use super::framing::{FlowCtx, Placement, Plausible};
 use super::{CaptureOptions, Counter};
 use crate::diag::Diagnostic;
 use crate::limits::{MAX_FRAME_SIZE, MAX_OUTSTANDING_PER_CONN};
-use crate::pdu::{Conn, Direction, Hints, Origin};
+use crate::pdu::{Conn, Direction, FrameBuf, Hints, Origin};
 use crate::wire::cursor::{be_i16_at as be16, be_i32_at as be32};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -179,7 +179,8 @@ impl FlowCtx for FlowView<'_, '_> {
         }
     }
 
-    fn frame(&mut self, data: &[u8], at: Placement) {
+    fn frame(&mut self, frame: FrameBuf<'_>, at: Placement) {
+        let data = frame.bytes();
         let mut origin = self.origin(&at);
         let mut hints = Hints {
             direction: Some(self.direction),
@@ -254,7 +255,7 @@ impl FlowCtx for FlowView<'_, '_> {
                 }
             }
         }
-        self.out.frame(origin, hints, data);
+        self.out.frame(origin, hints, frame);
     }
 
     fn note(&mut self, code: &'static str, error: bool, offset: u64, frame: u64, message: String) {

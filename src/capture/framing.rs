@@ -4,6 +4,7 @@
 //! stream whose start was not captured) at the next plausible frame boundary.
 
 use crate::limits::MAX_FRAME_SIZE;
+use crate::pdu::{Assembled, FrameBuf};
 use std::collections::VecDeque;
 
 /// Whether bytes at a candidate boundary look like the start of a frame.
@@ -24,10 +25,15 @@ pub(crate) struct Placement {
     pub ts_ns: i64,
 }
 
+/// A frame gathered from several segments is handed on in the buffer it was gathered in (see
+/// [`FrameBuf::Assembled`]) from this size on, when the bytes after it in the buffer are no
+/// more than the frame: whoever keeps it then takes the buffer instead of copying the frame.
+const HAND_OVER: usize = 16 << 10;
+
 /// What the framer needs from its connection.
 pub(crate) trait FlowCtx {
     fn plausible(&self, bytes: &[u8]) -> Plausible;
-    fn frame(&mut self, data: &[u8], at: Placement);
+    fn frame(&mut self, data: FrameBuf<'_>, at: Placement);
     /// A note about the stream at `offset`, concerning capture frame `frame`.
     fn note(&mut self, code: &'static str, error: bool, offset: u64, frame: u64, message: String);
 }
@@ -210,7 +216,7 @@ impl Framer {
             at.last_frame,
             format!("only {captured} of this frame's {total} bytes were captured (snap length or capture loss); it is delivered cut short"),
         );
-        ctx.frame(&self.buf, at);
+        ctx.frame(FrameBuf::Borrowed(&self.buf), at);
         self.buf.clear();
         self.buf_off = total_end;
         self.mode = Mode::Sync;
@@ -241,16 +247,37 @@ impl Framer {
             };
             let off = start + pos as u64;
             let at = self.placement(off, off + need as u64);
-            ctx.frame(frame, at);
+            ctx.frame(FrameBuf::Borrowed(frame), at);
             pos += need;
         }
         pos
+    }
+
+    /// The size of the frame at the start of the buffer, when it is complete, at least
+    /// [`HAND_OVER`] bytes and no smaller than what follows it.
+    fn large_first_frame(&self) -> Option<usize> {
+        let head = self.buf.get(..4)?;
+        let size = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+        if size < 0 || size as u32 > MAX_FRAME_SIZE {
+            return None;
+        }
+        let need = 4 + size as usize;
+        (need >= HAND_OVER && need <= self.buf.len() && self.buf.len() - need <= need)
+            .then_some(need)
     }
 
     fn process(&mut self, ctx: &mut dyn FlowCtx) {
         loop {
             match self.mode {
                 Mode::Sync => {
+                    if let Some(need) = self.large_first_frame() {
+                        let at = self.placement(self.buf_off, self.buf_off + need as u64);
+                        let mut a = Assembled::new(std::mem::take(&mut self.buf), need);
+                        ctx.frame(FrameBuf::Assembled(&mut a), at);
+                        self.buf = a.into_rest();
+                        self.buf_off += need as u64;
+                        continue;
+                    }
                     let buf = std::mem::take(&mut self.buf);
                     let used = self.deliver_complete(&buf, self.buf_off, ctx);
                     self.buf = buf;

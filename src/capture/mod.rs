@@ -52,7 +52,7 @@ pub mod testgen;
 pub use sasl::mask_sasl_plain;
 
 use crate::diag::Diagnostic;
-use crate::pdu::{Hints, Origin};
+use crate::pdu::{FrameBuf, Hints, Origin};
 use std::fmt;
 
 /// Code of the note about a TCP connection that carried data but was not recognised as Kafka.
@@ -135,6 +135,16 @@ pub enum Event<'a> {
 pub trait CaptureSink {
     /// A frame or a note, in capture order.
     fn event(&mut self, ev: Event<'_>);
+    /// A frame, as [`Event::Frame`] (what the default does), with its bytes as the reader has
+    /// them: a sink that keeps frames may take an assembled frame's buffer without copying it
+    /// ([`FrameBuf::take`]).
+    fn frame(&mut self, origin: Origin, hints: Hints, data: FrameBuf<'_>) {
+        self.event(Event::Frame {
+            origin,
+            hints,
+            data: data.bytes(),
+        });
+    }
     /// The capture's first packet was read, at `ts_ns` (nanoseconds since the Unix epoch).
     /// Called once, before any event that packet leads to, and not at all for a capture
     /// without packets. Times "relative to the start of the capture" (tshark's
@@ -349,15 +359,11 @@ pub(crate) struct Counter<'s> {
 }
 
 impl Counter<'_> {
-    pub(crate) fn frame(&mut self, mut origin: Origin, hints: Hints, data: &[u8]) {
+    pub(crate) fn frame(&mut self, mut origin: Origin, hints: Hints, data: FrameBuf<'_>) {
         origin.index = self.index;
         self.index += 1;
         self.summary.frames += 1;
-        self.sink.event(Event::Frame {
-            origin,
-            hints,
-            data,
-        });
+        self.sink.frame(origin, hints, data);
     }
     pub(crate) fn note(&mut self, mut origin: Origin, diag: Diagnostic) {
         origin.index = self.index;

@@ -10,7 +10,7 @@ use crate::input::hex::HexReader;
 use crate::input::packets::{link_type, PcapFromHex};
 use crate::input::raw::RawReader;
 use crate::input::{classify, split_prefixed, InputKind, DETECT_BYTES};
-use crate::pdu::{Direction, Hints, Origin};
+use crate::pdu::{Direction, FrameBuf, Hints, Origin};
 use crate::protocol::Protocol;
 use crate::records::file::{decode_log_file, decode_quorum_state, FileKind};
 use crate::records::RecordsContext;
@@ -188,7 +188,7 @@ impl<R: Route> Driver<'_, R> {
                         index,
                         ..Origin::default()
                     };
-                    self.frame(origin, self.opts.hints, &block.data);
+                    self.frame(origin, self.opts.hints, &block.data[..]);
                     index += 1;
                 }
             }
@@ -212,7 +212,7 @@ impl<R: Route> Driver<'_, R> {
                 has_size_prefix: f.has_size_prefix.or(self.opts.hints.has_size_prefix),
                 ..self.opts.hints
             };
-            self.frame(origin, h, &f.data);
+            self.frame(origin, h, &f.data[..]);
             index += 1;
             if self.stopped {
                 break;
@@ -269,6 +269,10 @@ pub(super) struct Feed<'d, 'o, R: Route>(pub(super) &'d mut Driver<'o, R>);
 impl<R: Route> CaptureSink for Feed<'_, '_, R> {
     fn event(&mut self, ev: Event<'_>) {
         self.0.event(ev)
+    }
+
+    fn frame(&mut self, origin: Origin, hints: Hints, data: FrameBuf<'_>) {
+        self.0.captured_frame(origin, hints, data)
     }
 
     fn first_packet(&mut self, ts_ns: i64) {

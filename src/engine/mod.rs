@@ -29,7 +29,7 @@ pub use sink::{Half, InputEnd, InputInfo, Sink, Split};
 use crate::capture::{CaptureOptions, CaptureSummary};
 use crate::diag::Diagnostic;
 use crate::input::InputKind;
-use crate::pdu::{Hints, Origin, Pdu};
+use crate::pdu::{FrameBuf, Hints, Origin, Pdu};
 use crate::protocol::Protocol;
 use crate::wire::decode::RecordsOptions;
 use decoded::DecodeLoop;
@@ -248,7 +248,7 @@ pub(crate) trait Route {
         dl: &mut DecodeLoop,
         origin: Origin,
         hints: Hints,
-        data: &[u8],
+        data: FrameBuf<'_>,
         input: Option<&Arc<str>>,
     ) -> io::Result<()>;
     /// A shown tree that is not a Kafka message, after everything before it.
@@ -279,7 +279,7 @@ impl<S: Sink + ?Sized> Route for Direct<'_, S> {
         dl: &mut DecodeLoop,
         origin: Origin,
         hints: Hints,
-        data: &[u8],
+        data: FrameBuf<'_>,
         input: Option<&Arc<str>>,
     ) -> io::Result<()> {
         // Every frame goes through the session, shown or not: a hidden ApiVersions or
@@ -436,13 +436,15 @@ impl<'o, R: Route> Driver<'o, R> {
     }
 
     /// A frame read from an input: through the session and the filters to the sink.
-    fn frame(&mut self, mut origin: Origin, mut hints: Hints, data: &[u8]) {
+    fn frame<'d>(&mut self, mut origin: Origin, mut hints: Hints, data: impl Into<FrameBuf<'d>>) {
         self.items += 1;
         if self.stopped {
             return;
         }
+        let data = data.into();
         if hints.has_size_prefix.is_none() {
-            hints.has_size_prefix = inputs::guess_size_prefix(self.opts.protocol, data, &hints);
+            hints.has_size_prefix =
+                inputs::guess_size_prefix(self.opts.protocol, data.bytes(), &hints);
         }
         if self.no_clock {
             origin.ts_ns = None;
@@ -518,17 +520,20 @@ impl<'o, R: Route> Driver<'o, R> {
                 origin,
                 hints,
                 data,
-            } => {
-                let user = self.opts.hints;
-                let h = Hints {
-                    direction: hints.direction.or(user.direction),
-                    api_key: hints.api_key.or(user.api_key),
-                    api_version: hints.api_version.or(user.api_version),
-                    ..hints
-                };
-                self.frame(origin, h, data);
-            }
+            } => self.captured_frame(origin, hints, data.into()),
             Event::Note { origin, diag } => self.note(&origin, &diag),
         }
+    }
+
+    /// A frame of a capture: the user's hints fill in what the capture does not say.
+    fn captured_frame(&mut self, origin: Origin, hints: Hints, data: FrameBuf<'_>) {
+        let user = self.opts.hints;
+        let h = Hints {
+            direction: hints.direction.or(user.direction),
+            api_key: hints.api_key.or(user.api_key),
+            api_version: hints.api_version.or(user.api_version),
+            ..hints
+        };
+        self.frame(origin, h, data);
     }
 }

@@ -1,15 +1,21 @@
 //! Two cores for any sink that can be split ([`Split`]).
 //!
-//! The reading thread reads, reassembles and frames. While the worker thread is idle, the
-//! frames read are gathered into a batch for it (about [`BATCH_BYTES`], so that waking it is
-//! worth it); while it is busy, the reading thread decodes and hands frames to its own sink. The
-//! worker decodes a batch and hands it to its [`Half`] of the sink; this side takes the half back
-//! in input order ([`Split::take_back`]): a printer's half has written its text to the output
-//! itself, in its turn ([`Turn`]), while this side's text waited in its [`Shared`] writer; a
-//! counting half's counts are merged. Text goes out in pieces as it is printed: one PDU's text
-//! is never held whole. Each thread only ever writes memory of its own (text written into memory
-//! the other core touched last costs a cache miss per line), and one batch at most is at the
-//! worker.
+//! The reading thread reads, reassembles and frames. While a half of the sink is free (the
+//! worker has fewer than [`IN_FLIGHT`] batches), the frames read are gathered into a batch for
+//! it (about [`BATCH_BYTES`], so that waking it is worth it); otherwise the reading thread
+//! decodes and hands frames to its own sink. The worker decodes its batches in order, each with
+//! a [`Half`] of the sink; this side takes the halves back in input order
+//! ([`Split::take_back`]): a printer's half has written its text to the output itself, in its
+//! turn ([`Turn`]), while this side's text waited in its [`Shared`] writer (and went with the
+//! next batch when there was one, to be written first: [`Shared::pass_to`]); a counting half's
+//! counts are merged. Text goes out in pieces as it is printed: one PDU's text is never held
+//! whole. Each thread only ever writes memory of its own (text written into memory the other
+//! core touched last costs a cache miss per line).
+//!
+//! Frames are copied into a batch, but for those the TCP reassembly gathered from many segments
+//! (`FrameBuf::Assembled`, 16 KiB and more): the batch takes the buffer they were gathered in,
+//! and the worker's tree takes it from the batch, giving its previous one back, so a large frame
+//! is copied once, from the segments, where it was copied three times.
 //!
 //! Only frames that cannot change the session go to the worker, with a snapshot of the session
 //! (see [`Session::may_learn_from`]): the few responses the session learns from are decoded on
@@ -42,7 +48,7 @@ use super::sink::{Half, Split};
 use super::Route;
 use crate::capture::session::Session;
 use crate::diag::Diagnostic;
-use crate::pdu::{Hints, Origin, Pdu};
+use crate::pdu::{Assembled, FrameBuf, Hints, Origin, Pdu};
 use crate::protocol::Protocol;
 use crate::wire::decode::RecordsOptions;
 use crate::wire::tree::growth::{self, Growth};
@@ -63,26 +69,27 @@ pub const WRITE_BYTES: usize = 256 << 10;
 pub const BUDGET: usize = 8 << 20;
 /// From this size on, the worker publishes what the frame's decoded PDU holds.
 pub const HEAVY_FRAME: usize = 256 << 10;
-/// A decoded PDU (nodes, buffers, diagnostics) is kept for the next frame, to decode into
-/// without allocating, while it holds at most this much; a larger one (a hostile frame, or a
-/// rare huge fetch) gives its memory back after it was shown. At the budget itself (8 MiB) the
-/// ordinary 1 MiB fetch responses of a produce/fetch capture were freed and regrown frame after
-/// frame: JSON Lines of the 287 MB benchmark capture took a seventh longer.
-///
-/// No longer used by the two threads, which keep at most [`TOGETHER`] (see the module docs);
-/// kept for callers of the old name.
-pub const KEEP_PDU_BYTES: usize = 64 << 20;
+/// Batches the worker may have at once: one it decodes and one waiting, so that it finds its
+/// next batch ready when it ends one (with one, it waited while the reading thread gathered the
+/// next, and the light formats kept 1.2 of the two cores busy). Sinks that cannot take a batch
+/// while the worker has one ([`Split::queues`]) send one at a time.
+pub const IN_FLIGHT: usize = 2;
 /// The reading thread's decoded trees may grow past this much only while the worker is idle.
 /// Ordinary frames stay far below it (a 1 MiB fetch response of the benchmark capture holds a
 /// few MiB decoded), so only heavy ones serialize.
 pub const TOGETHER: usize = 32 << 20;
 
-/// Who has the output: the worker from when a batch is sent until it has written it all.
+/// Who has the output: the worker from when a batch is sent until it has written every batch
+/// it was sent.
 #[derive(Debug, Default)]
 pub struct Turn {
-    busy: AtomicBool,
+    /// Batches sent to the worker and not yet written (at most [`IN_FLIGHT`]).
+    pending: AtomicUsize,
     /// Bytes the worker's decoded PDU holds (published when large, cleared after a batch).
     held: AtomicUsize,
+    /// Text this side printed while the worker had the output and handed over with the next
+    /// batch ([`Shared::pass_to`]), not yet written by the worker.
+    carried: AtomicUsize,
     lock: Mutex<()>,
     idle: Condvar,
     /// What each thread's decoded trees hold, by their growth accounting.
@@ -96,20 +103,24 @@ impl Turn {
     /// Whether the worker has the output now.
     #[inline]
     pub fn busy(&self) -> bool {
-        self.busy.load(Ordering::Acquire)
+        self.pending.load(Ordering::Acquire) > 0
     }
 
-    /// What the worker holds of the common [`BUDGET`].
+    /// What the worker's decoded PDU holds of the common [`BUDGET`].
     pub fn worker_held(&self) -> usize {
         self.held.load(Ordering::Relaxed)
     }
 
-    /// Room left in the budget for this side's waiting text.
+    /// Room left in the budget for this side's waiting text: what the worker's PDU holds and
+    /// the text handed to it with a batch that it has not written yet ([`Shared::pass_to`])
+    /// count against it.
     pub fn room(&self) -> usize {
-        BUDGET.saturating_sub(self.worker_held()).max(WRITE_BYTES)
+        BUDGET
+            .saturating_sub(self.worker_held() + self.carried.load(Ordering::Relaxed))
+            .max(WRITE_BYTES)
     }
 
-    /// Waits until the worker has written its batch.
+    /// Waits until the worker has written every batch it was sent.
     pub fn wait_idle(&self) {
         let mut g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         while self.busy() {
@@ -139,13 +150,18 @@ impl Turn {
         }
     }
 
+    /// A batch goes to the worker: the output is the worker's until it has written it.
     pub(crate) fn take(&self) {
-        self.busy.store(true, Ordering::Release);
+        self.pending.fetch_add(1, Ordering::Release);
     }
 
+    /// The worker has written a batch (and everything before it).
     pub(crate) fn give_back(&self) {
         let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        self.busy.store(false, Ordering::Release);
+        // Saturating: a give-back without a take (never by the engine) leaves the turn free.
+        let _ = self
+            .pending
+            .fetch_update(Ordering::Release, Ordering::Acquire, |n| n.checked_sub(1));
         self.idle.notify_all();
     }
 }
@@ -199,6 +215,9 @@ pub struct Shared {
     /// A JSON array printed on two threads: each element goes out after `,\n`, and the first
     /// bytes to reach the file, whichever side printed them, become `[\n` (set once written).
     opening: Option<Arc<AtomicBool>>,
+    /// The worker's side: the first bytes of `buf` are text the other side handed over with the
+    /// batch ([`Shared::pass_to`]), counted in this turn's `carried` until written.
+    carried: Option<(usize, Arc<Turn>)>,
 }
 
 impl Shared {
@@ -209,6 +228,7 @@ impl Shared {
             turn: None,
             check_at: WRITE_BYTES,
             opening: None,
+            carried: None,
         }
     }
 
@@ -246,6 +266,35 @@ impl Shared {
             self.out.write_all(&self.buf)?;
             self.buf.clear();
         }
+        if let Some((n, turn)) = self.carried.take() {
+            turn.carried.fetch_sub(n, Ordering::Relaxed);
+        }
+        self.check_at = WRITE_BYTES;
+        Ok(())
+    }
+
+    /// Before a batch goes to the half that writes to `next`: what waits here must come out
+    /// before the batch. Written now when this side has the output; while the worker still has
+    /// a batch of its own, handed to `next` with the batch, to be written first in the worker's
+    /// turn (the buffers are swapped, nothing is copied).
+    pub fn pass_to(&mut self, next: &mut Shared) -> io::Result<()> {
+        let Some(turn) = self.turn.as_ref().filter(|t| t.busy()) else {
+            return self.write_held();
+        };
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        if !next.buf.is_empty() || next.carried.is_some() {
+            // A half's text is all written when its batch ends; should it not be, the order
+            // is kept by waiting.
+            turn.wait_idle();
+            return self.write_held();
+        }
+        std::mem::swap(&mut self.buf, &mut next.buf);
+        let n = next.buf.len();
+        turn.carried.fetch_add(n, Ordering::Relaxed);
+        next.carried = Some((n, Arc::clone(turn)));
+        next.check_at = WRITE_BYTES;
         self.check_at = WRITE_BYTES;
         Ok(())
     }
@@ -291,25 +340,81 @@ impl Write for Shared {
     }
 }
 
-/// Frames for the worker, back to back in `bytes`, with the session as it stands after the
-/// frame before the first (no frame of a batch changes it), and the sink's half.
+/// Frames for the worker: copied back to back into `bytes`, or, when the reassembly gathered
+/// them, each in the buffer it was gathered in (`taken`); with the session as it stands after
+/// the frame before the first (no frame of a batch changes it), and the sink's half.
 struct Job<H> {
-    frames: Vec<(Origin, Hints, std::ops::Range<usize>)>,
+    frames: Vec<(Origin, Hints, Slot)>,
     bytes: Vec<u8>,
+    taken: Vec<Vec<u8>>,
+    /// Buffers to swap for the next frames taken (those the trees gave back).
+    spare: Vec<Vec<u8>>,
+    /// Bytes of the frames, in `bytes` and `taken`.
+    size: usize,
     session: Option<Arc<Session>>,
     input: Option<Arc<str>>,
     half: Option<H>,
 }
+
+/// Where a batch's frame is.
+#[derive(Clone, Debug)]
+enum Slot {
+    Copied(std::ops::Range<usize>),
+    Taken(usize),
+}
+
+/// Buffers a batch keeps for frames to come: a batch takes at most a few (it is sent once its
+/// frames reach [`BATCH_BYTES`], and the reassembly hands frames over from 16 KiB on).
+const SPARE_BUFFERS: usize = 2;
 
 impl<H> Default for Job<H> {
     fn default() -> Self {
         Job {
             frames: Vec::new(),
             bytes: Vec::new(),
+            taken: Vec::new(),
+            spare: Vec::new(),
+            size: 0,
             session: None,
             input: None,
             half: None,
         }
+    }
+}
+
+impl<H> Job<H> {
+    /// Adds a frame: taken without a copy when the reassembly gathered it.
+    fn push(&mut self, origin: Origin, hints: Hints, data: FrameBuf<'_>) {
+        self.size += data.bytes().len();
+        let slot = match data {
+            FrameBuf::Assembled(_) => {
+                let mut buf = self.spare.pop().unwrap_or_default();
+                data.take(&mut buf);
+                self.taken.push(buf);
+                Slot::Taken(self.taken.len() - 1)
+            }
+            FrameBuf::Borrowed(b) => {
+                let start = self.bytes.len();
+                self.bytes.extend_from_slice(b);
+                Slot::Copied(start..self.bytes.len())
+            }
+        };
+        self.frames.push((origin, hints, slot));
+    }
+
+    /// Empties the batch for the next one, keeping its buffers.
+    fn clear(&mut self) {
+        self.frames.clear();
+        self.bytes.clear();
+        self.size = 0;
+        for mut b in self.taken.drain(..) {
+            if self.spare.len() < SPARE_BUFFERS {
+                b.clear();
+                self.spare.push(b);
+            }
+        }
+        self.session = None;
+        self.input = None;
     }
 }
 
@@ -332,10 +437,13 @@ pub struct Parallel<'s, S: Split> {
     /// When a batch is sent: [`BATCH_BYTES`] and [`BATCH_FRAMES`] (smaller in tests).
     pub(crate) batch_bytes: usize,
     pub(crate) batch_frames: usize,
-    /// A batch is at the worker (its answer has not been taken in).
-    busy: bool,
-    /// The batch being gathered (the worker is idle); its `half` is the idle half.
+    /// Batches at the worker whose answers have not been taken in (at most [`IN_FLIGHT`]).
+    in_flight: usize,
+    /// The batch being gathered, with a half of the sink that is not at the worker; none while
+    /// every half is (then frames are decoded here).
     batch: Job<S::Half>,
+    /// The other free halves, with their batches' buffers.
+    spare: Vec<Job<S::Half>>,
     /// Something shown carried an error diagnostic.
     errors: bool,
     /// This thread's tree accounting, while the worker runs.
@@ -354,7 +462,17 @@ impl<'s, S: Split> Parallel<'s, S> {
         let Some(half) = sink.fork(&turn) else {
             return Err(sink);
         };
-        let (jobs, job_rx) = mpsc::sync_channel::<Job<S::Half>>(1);
+        let spare = match sink.queues() {
+            true => (1..IN_FLIGHT)
+                .map_while(|_| sink.fork(&turn))
+                .map(|half| Job {
+                    half: Some(half),
+                    ..Job::default()
+                })
+                .collect(),
+            false => Vec::new(),
+        };
+        let (jobs, job_rx) = mpsc::sync_channel::<Job<S::Half>>(IN_FLIGHT);
         let (done_tx, done) = mpsc::channel::<Done<S::Half>>();
         let (wf, wt) = (Arc::clone(&filters), Arc::clone(&turn));
         let spawned = std::thread::Builder::new()
@@ -376,27 +494,28 @@ impl<'s, S: Split> Parallel<'s, S> {
             worker: Some(worker),
             batch_bytes: BATCH_BYTES,
             batch_frames: BATCH_FRAMES,
-            busy: false,
+            in_flight: 0,
             batch: Job {
                 half: Some(half),
                 ..Job::default()
             },
+            spare,
             errors: false,
             _trees: trees,
         })
     }
 
-    /// Takes a frame that cannot change the session into the worker's next batch if the
-    /// worker is idle; otherwise gives the frame's origin and hints back for the caller to
-    /// decode it here.
-    fn offer(
+    /// Takes a frame that cannot change the session into the worker's next batch while a half
+    /// of the sink is free (the worker is idle, or has fewer than [`IN_FLIGHT`] batches);
+    /// otherwise gives the frame back for the caller to decode it here.
+    fn offer<'d>(
         &mut self,
         origin: Origin,
         hints: Hints,
-        data: &[u8],
+        data: FrameBuf<'d>,
         session: &Arc<Session>,
         input: Option<&Arc<str>>,
-    ) -> io::Result<Option<(Origin, Hints)>> {
+    ) -> io::Result<Option<(Origin, Hints, FrameBuf<'d>)>> {
         self.poll(false)?;
         // A batch holds frames of one input decoded against one session (a new input starts
         // a new session).
@@ -407,21 +526,15 @@ impl<'s, S: Split> Parallel<'s, S> {
         if !self.batch.frames.is_empty() && !same(&self.batch) {
             self.send()?;
         }
-        if self.busy || self.jobs.is_none() {
-            return Ok(Some((origin, hints)));
+        if self.batch.half.is_none() || self.jobs.is_none() {
+            return Ok(Some((origin, hints, data)));
         }
         if self.batch.frames.is_empty() {
             self.batch.session = Some(Arc::clone(session));
             self.batch.input = input.cloned();
         }
-        let start = self.batch.bytes.len();
-        self.batch.bytes.extend_from_slice(data);
-        self.batch
-            .frames
-            .push((origin, hints, start..self.batch.bytes.len()));
-        if self.batch.bytes.len() >= self.batch_bytes
-            || self.batch.frames.len() >= self.batch_frames
-        {
+        self.batch.push(origin, hints, data);
+        if self.batch.size >= self.batch_bytes || self.batch.frames.len() >= self.batch_frames {
             self.send()?;
         }
         Ok(None)
@@ -432,8 +545,10 @@ impl<'s, S: Split> Parallel<'s, S> {
         if self.batch.frames.is_empty() {
             return Ok(());
         }
-        let mut job = std::mem::take(&mut self.batch);
-        // Everything before the batch goes out before the worker writes it.
+        let next = self.spare.pop().unwrap_or_default();
+        let mut job = std::mem::replace(&mut self.batch, next);
+        // Everything before the batch goes out before the worker writes it (or, while the
+        // worker has a batch, goes with this one, to be written first).
         if let Some(half) = job.half.as_mut() {
             self.sink.hand_over(half)?;
         }
@@ -447,41 +562,43 @@ impl<'s, S: Split> Parallel<'s, S> {
             self.jobs = None;
             return Err(io::Error::other("the decoding thread stopped"));
         }
-        self.busy = true;
+        self.in_flight += 1;
         Ok(())
     }
 
-    /// Takes in the worker's answer, waiting for it when `wait`.
-    fn poll(&mut self, wait: bool) -> io::Result<()> {
-        if !self.busy {
-            return Ok(());
-        }
-        let d = if wait {
-            self.done.recv().ok()
-        } else {
-            match self.done.try_recv() {
-                Ok(d) => Some(d),
-                Err(mpsc::TryRecvError::Empty) => return Ok(()),
-                Err(mpsc::TryRecvError::Disconnected) => None,
+    /// Takes in the worker's answers that have come, in order, after waiting for the first when
+    /// `wait`.
+    fn poll(&mut self, mut wait: bool) -> io::Result<()> {
+        while self.in_flight > 0 {
+            let d = if std::mem::take(&mut wait) {
+                self.done.recv().ok()
+            } else {
+                match self.done.try_recv() {
+                    Ok(d) => Some(d),
+                    Err(mpsc::TryRecvError::Empty) => return Ok(()),
+                    Err(mpsc::TryRecvError::Disconnected) => None,
+                }
+            };
+            let Some(d) = d else {
+                self.in_flight = 0;
+                return Err(io::Error::other("the decoding thread stopped"));
+            };
+            self.in_flight -= 1;
+            self.errors |= d.errors;
+            // The batch's buffers and half come back for a next batch.
+            let mut job = d.job;
+            job.clear();
+            if let Some(half) = job.half.as_mut() {
+                self.sink.take_back(half)?;
             }
-        };
-        let Some(d) = d else {
-            self.busy = false;
-            return Err(io::Error::other("the decoding thread stopped"));
-        };
-        self.busy = false;
-        self.errors |= d.errors;
-        // The batch's buffers come back for the next one.
-        let mut job = d.job;
-        job.frames.clear();
-        job.bytes.clear();
-        job.session = None;
-        job.input = None;
-        if let Some(half) = job.half.as_mut() {
-            self.sink.take_back(half)?;
+            if self.batch.half.is_none() {
+                self.batch = job;
+            } else {
+                self.spare.push(job);
+            }
+            d.written?;
         }
-        self.batch = job;
-        d.written
+        Ok(())
     }
 
     /// What is shown here comes after the frames gathered so far.
@@ -512,11 +629,11 @@ impl<S: Split> Route for Parallel<'_, S> {
         dl: &mut DecodeLoop,
         origin: Origin,
         hints: Hints,
-        data: &[u8],
+        data: FrameBuf<'_>,
         input: Option<&Arc<str>>,
     ) -> io::Result<()> {
-        let (origin, hints) = if Session::may_learn_from(hints.direction, hints.api_key) {
-            (origin, hints)
+        let (origin, hints, data) = if Session::may_learn_from(hints.direction, hints.api_key) {
+            (origin, hints, data)
         } else {
             match self.offer(origin, hints, data, dl.shared_session(), input)? {
                 None => return Ok(()),
@@ -525,7 +642,7 @@ impl<S: Split> Route for Parallel<'_, S> {
         };
         self.before_local()?;
         // One budget for both threads: no two large frames decoded at once.
-        if self.busy && self.turn.worker_held() > BUDGET / 2 {
+        if self.in_flight > 0 && self.turn.worker_held() > BUDGET / 2 {
             self.poll(true)?;
         }
         let pdu = dl.frame(origin, &hints, data);
@@ -554,7 +671,10 @@ impl<S: Split> Route for Parallel<'_, S> {
 
     /// Waits for the worker; the sink's own `finish` is the caller's.
     fn drain(&mut self) -> io::Result<bool> {
-        let r = self.send().and_then(|_| self.poll(true));
+        let mut r = self.send();
+        while r.is_ok() && self.in_flight > 0 {
+            r = self.poll(true);
+        }
         self.jobs = None;
         if let Some(w) = self.worker.take() {
             let _ = w.join();
@@ -597,9 +717,27 @@ fn work<H: Half>(
         let Some(half) = job.half.as_mut() else {
             break;
         };
-        for (origin, hints, range) in &job.frames {
-            let frame = job.bytes.get(range.clone()).unwrap_or_default();
+        for (origin, hints, slot) in &job.frames {
             turn.trees_hold(false, kept_bytes(&pdu));
+            // A frame taken from the reassembly goes on to the tree the same way, and the
+            // batch keeps the tree's old buffer for a next frame.
+            let mut whole = Assembled::default();
+            let (frame, len) = match slot {
+                Slot::Taken(i) => {
+                    let buf = job
+                        .taken
+                        .get_mut(*i)
+                        .map(std::mem::take)
+                        .unwrap_or_default();
+                    let len = buf.len();
+                    whole = Assembled::new(buf, len);
+                    (FrameBuf::Assembled(&mut whole), len)
+                }
+                Slot::Copied(r) => (
+                    FrameBuf::Borrowed(job.bytes.get(r.clone()).unwrap_or_default()),
+                    r.len(),
+                ),
+            };
             decode_frame(
                 &mut decoder,
                 &mut session,
@@ -609,7 +747,12 @@ fn work<H: Half>(
                 frame,
                 &mut pdu,
             );
-            if frame.len() >= HEAVY_FRAME {
+            if let Slot::Taken(i) = slot {
+                if let Some(b) = job.taken.get_mut(*i) {
+                    *b = whole.into_rest();
+                }
+            }
+            if len >= HEAVY_FRAME {
                 turn.held.store(held_bytes(&pdu), Ordering::Relaxed);
             }
             if let Some(e) = filters.pdu_shown(&pdu) {

@@ -91,14 +91,25 @@ impl<S: Sink + ?Sized> Sink for &mut S {
 pub trait Split: Sink {
     type Half: Half;
 
-    /// The worker's half, or `None` when this sink is better served by one thread (a JSON array,
-    /// whose separators depend on what came before). `turn` is when the worker has the output:
+    /// A half for the worker, or `None` when this sink is better served by one thread (a
+    /// summary with delta times, which depend on the PDU shown before). Called once more for
+    /// each further batch the worker may hold when the sink [`queues`](Split::queues). `turn` is when the worker has the output:
     /// a text printer's writer holds what this side prints while the worker has it.
     fn fork(&mut self, turn: &std::sync::Arc<super::parallel::Turn>) -> Option<Self::Half>;
 
     /// Before a batch goes to the worker, on this side: bring `half` up to date (the summary's
-    /// clock) and put out what this side holds, so that the batch's output comes after it.
+    /// clock) and put out what this side holds, so that the batch's output comes after it. When
+    /// the sink [`queues`](Split::queues), this is also called while the worker still has a
+    /// batch with another half: what this side holds then goes with `half`, to come out first
+    /// (text printers: `Shared::pass_to`).
     fn hand_over(&mut self, half: &mut Self::Half) -> io::Result<()>;
+
+    /// Whether the worker may be sent a batch while it has one (up to
+    /// `parallel::IN_FLIGHT`, each with a half of its own from [`Split::fork`]): `hand_over`
+    /// keeps the order while the worker has the output. Without it, one batch at a time.
+    fn queues(&self) -> bool {
+        false
+    }
 
     /// After the worker's batch, on this side, in input order: take in what `half` made (counts
     /// to merge; a printer's half has written its text itself).

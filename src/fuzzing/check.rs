@@ -19,14 +19,14 @@ pub fn tree(t: &Tree, what: &str) {
     if let Err(e) = t.check_tiling(0) {
         panic!("{what}: spans do not tile: {e}");
     }
-    let buf_len = |b: u16| t.bufs.get(b as usize).map(Vec::len);
+    let buf_len = |b: u16| ((b as usize) < t.buf_count()).then(|| t.buf(b).len());
     for (i, n) in t.nodes.iter().enumerate() {
         let Some(len) = buf_len(n.buf) else {
             panic!(
                 "{what}: node {i} ({:?}) names buffer {} of {}",
                 n.name,
                 n.buf,
-                t.bufs.len()
+                t.buf_count()
             );
         };
         let end = n.offset as u64 + n.len as u64;

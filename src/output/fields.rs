@@ -257,8 +257,12 @@ impl Split for FieldsPrinter<Shared> {
         Some(FieldsPrinter::half(w, Arc::clone(&self.o)))
     }
 
-    fn hand_over(&mut self, _half: &mut FieldsPrinter<Shared>) -> io::Result<()> {
-        self.w.write_held()
+    fn hand_over(&mut self, half: &mut FieldsPrinter<Shared>) -> io::Result<()> {
+        self.w.pass_to(&mut half.w)
+    }
+
+    fn queues(&self) -> bool {
+        true
     }
 
     fn take_back(&mut self, _half: &mut FieldsPrinter<Shared>) -> io::Result<()> {

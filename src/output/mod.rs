@@ -374,7 +374,11 @@ impl Split for Printer<Shared> {
         if let Some(ts) = self.first_ts {
             half.clock(Some(ts));
         }
-        self.w.write_held()
+        self.w.pass_to(&mut half.w)
+    }
+
+    fn queues(&self) -> bool {
+        true
     }
 
     fn take_back(&mut self, _half: &mut Printer<Shared>) -> io::Result<()> {

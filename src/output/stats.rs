@@ -131,6 +131,11 @@ impl<W: Write> Split for StatsPrinter<W> {
         Ok(())
     }
 
+    /// Counts merge in input order, whichever half made them.
+    fn queues(&self) -> bool {
+        true
+    }
+
     fn take_back(&mut self, half: &mut Stats) -> io::Result<()> {
         self.stats.merge(std::mem::take(half));
         Ok(())

@@ -43,7 +43,7 @@ use super::tree::{Kind, NodeId, Span, Tree, Value};
 use super::walk::{Seg, Walker};
 use crate::diag::{Diagnostic, FieldPath};
 use crate::limits::MAX_FRAME_SIZE;
-use crate::pdu::{Direction, Hints, Pdu};
+use crate::pdu::{Direction, FrameBuf, Hints, Pdu};
 use crate::protocol::headers;
 use crate::protocol::Protocol;
 use crate::schema::model::MessageSpec;
@@ -148,11 +148,24 @@ impl Decoder {
         out: &mut Pdu,
         names: &dyn TopicNames,
     ) {
+        self.decode_frame_from(FrameBuf::Borrowed(frame), hints, out, names)
+    }
+
+    /// [`Decoder::decode_frame_with`], with the frame's bytes taken from `frame` into the tree:
+    /// without a copy when the reader assembled them in a buffer of its own.
+    pub fn decode_frame_from(
+        &mut self,
+        frame: FrameBuf<'_>,
+        hints: &Hints,
+        out: &mut Pdu,
+        names: &dyn TopicNames,
+    ) {
         // Names belong to the tree being replaced; the caller resolves the new one's.
         out.topic_names.clear();
         // Spans are u32 and a Kafka frame is at most MAX_FRAME_SIZE: keep memory bounded.
         let cap = MAX_FRAME_SIZE as usize + 4;
-        if frame.len() > cap {
+        if frame.bytes().len() > cap {
+            let frame = frame.bytes();
             out.tree.reset(frame.get(..cap).unwrap_or(frame));
             out.direction = hints.direction;
             (
@@ -172,6 +185,22 @@ impl Decoder {
             out.tree.close(root, cap as u32);
             return;
         }
+        // The tree holds the frame; the walks read it through a second handle while they
+        // push nodes.
+        out.tree.reset_from(frame);
+        let frame = out.tree.lend(0);
+        self.decode_tree_frame(&frame, hints, out, names);
+        out.tree.give_back(frame);
+    }
+
+    /// Decodes `frame`, which is buffer 0 of `out.tree`, into the tree.
+    fn decode_tree_frame(
+        &mut self,
+        frame: &[u8],
+        hints: &Hints,
+        out: &mut Pdu,
+        names: &dyn TopicNames,
+    ) {
         let prefix = hints.has_size_prefix.unwrap_or_else(|| {
             frame.len() >= 4
                 && frame.get(..4).is_some_and(|b| {
@@ -307,7 +336,8 @@ impl Decoder {
         }
     }
 
-    /// One complete decoding of the frame in one direction (the tree is rebuilt from scratch).
+    /// One complete decoding of the frame in one direction (the tree is rebuilt from scratch,
+    /// but for buffer 0, which holds `frame`).
     #[allow(clippy::too_many_arguments)]
     fn attempt(
         &mut self,
@@ -319,7 +349,7 @@ impl Decoder {
         version: Option<i16>,
         names: &dyn TopicNames,
     ) {
-        out.tree.reset(frame);
+        out.tree.clear();
         out.direction = Some(dir);
         out.api_key = None;
         out.api_name = None;
@@ -525,11 +555,7 @@ pub fn decode_message_at<'p>(
 ) -> u32 {
     let path = path.into();
     // The walker reads the buffer while it pushes nodes: lend it out for the duration.
-    let data = tree
-        .bufs
-        .get_mut(buf as usize)
-        .map(std::mem::take)
-        .unwrap_or_default();
+    let data = tree.lend(buf);
     let end = (end as usize).min(data.len());
     let start = (start as usize).min(end);
     let r = if !spec.valid_versions.contains(version) {
@@ -551,8 +577,6 @@ pub fn decode_message_at<'p>(
         let mut w = Walker::new(tree, &data, buf, path, &mut segs);
         w.message(&plan, name, start, end)
     };
-    if let Some(b) = tree.bufs.get_mut(buf as usize) {
-        *b = data;
-    }
+    tree.give_back(data);
     r as u32
 }

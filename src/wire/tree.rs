@@ -10,8 +10,10 @@
 
 use crate::diag::Diagnostic;
 use crate::limits::{MAX_DIAGNOSTICS_PER_RECORD_SET, MAX_DIAGNOSTICS_PER_TREE};
+use crate::pdu::FrameBuf;
 pub use crate::schema::model::Entity;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 pub type NodeId = u32;
 
@@ -86,9 +88,33 @@ pub struct Node {
 #[derive(Default, Clone, Debug)]
 pub struct Tree {
     pub nodes: Vec<Node>,
+    /// Buffers 1 and on (decompressed data), by index; `bufs[0]` stays empty, since buffer 0,
+    /// the frame, is `frame` ([`Tree::buf`] reads both).
     pub bufs: Vec<Vec<u8>>,
+    /// Buffer 0: the frame. Shared so that the message walker reads it while it pushes nodes
+    /// into the tree; taken from the reader's buffers without copying when they can give it
+    /// ([`Tree::reset_from`]).
+    frame: Arc<Vec<u8>>,
     /// Read like a slice; every producer pushes through [`Diags::push`], which caps them.
     pub diags: Diags,
+}
+
+/// A tree's buffer lent out ([`Tree::lend`]): read it as a slice.
+#[derive(Debug)]
+pub enum Lent {
+    Frame(Arc<Vec<u8>>),
+    Buf(u16, Vec<u8>),
+}
+
+impl std::ops::Deref for Lent {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        match self {
+            Lent::Frame(f) => f,
+            Lent::Buf(_, b) => b,
+        }
+    }
 }
 
 /// A tree's diagnostics: the first [`MAX_DIAGNOSTICS_PER_TREE`] as pushed (and at most
@@ -373,27 +399,88 @@ impl Tree {
         Tree::default()
     }
 
-    /// Empties the tree, keeping every allocation for reuse. Buffer 0 becomes `frame`.
+    /// Empties the tree, keeping every allocation for reuse. Buffer 0 becomes a copy of
+    /// `frame`.
     pub fn reset(&mut self, frame: &[u8]) {
+        self.reset_from(FrameBuf::Borrowed(frame));
+    }
+
+    /// [`Tree::reset`], with buffer 0 taken from `frame`: copied when borrowed, moved (the
+    /// buffers swapped) when the reader assembled it in a buffer of its own.
+    pub fn reset_from(&mut self, frame: FrameBuf<'_>) {
+        self.clear();
+        match Arc::get_mut(&mut self.frame) {
+            Some(mine) => frame.take(mine),
+            // Lent out (never after a walk): a buffer of its own.
+            None => {
+                let mut mine = Vec::new();
+                frame.take(&mut mine);
+                self.frame = Arc::new(mine);
+            }
+        }
+    }
+
+    /// Empties the tree but for buffer 0, the frame (to decode it again another way).
+    pub fn clear(&mut self) {
         self.nodes.clear();
         self.diags.clear();
         if self.bufs.is_empty() {
             self.bufs.push(Vec::new());
         }
         self.bufs.truncate(1);
-        self.bufs[0].clear();
-        self.bufs[0].extend_from_slice(frame);
+    }
+
+    /// A buffer's bytes, lent out while a walker reading them pushes nodes into this tree;
+    /// [`Tree::give_back`] returns them.
+    pub fn lend(&mut self, buf: u16) -> Lent {
+        match buf {
+            0 => Lent::Frame(Arc::clone(&self.frame)),
+            _ => Lent::Buf(
+                buf,
+                self.bufs
+                    .get_mut(buf as usize)
+                    .map(std::mem::take)
+                    .unwrap_or_default(),
+            ),
+        }
+    }
+
+    /// Takes back what [`Tree::lend`] lent.
+    pub fn give_back(&mut self, lent: Lent) {
+        if let Lent::Buf(i, data) = lent {
+            if let Some(b) = self.bufs.get_mut(i as usize) {
+                *b = data;
+            }
+        }
+    }
+
+    /// Bytes of heap the buffers hold (the frame's included), as allocated.
+    pub fn buf_capacity(&self) -> usize {
+        self.frame.capacity() + self.bufs.iter().map(Vec::capacity).sum::<usize>()
     }
 
     /// Adds a buffer (decompressed data) and returns its index, or `None` past `u16::MAX`.
     pub fn add_buf(&mut self, data: Vec<u8>) -> Option<u16> {
+        if self.bufs.is_empty() {
+            // Index 0 is the frame's.
+            self.bufs.push(Vec::new());
+        }
         let i = u16::try_from(self.bufs.len()).ok()?;
         self.bufs.push(data);
         Some(i)
     }
 
+    #[inline]
     pub fn buf(&self, i: u16) -> &[u8] {
-        self.bufs.get(i as usize).map(|b| &b[..]).unwrap_or(&[])
+        match i {
+            0 => &self.frame,
+            _ => self.bufs.get(i as usize).map(|b| &b[..]).unwrap_or(&[]),
+        }
+    }
+
+    /// How many buffers the tree has (the frame's included).
+    pub fn buf_count(&self) -> usize {
+        self.bufs.len().max(1)
     }
 
     /// The bytes of a span in a buffer (empty when out of range, never panics).

@@ -45,6 +45,7 @@ mod fuzz_regressions;
 mod fuzz_replay;
 mod gzip_java;
 mod hostile_limits;
+mod large_frames;
 mod layering;
 mod msrv;
 mod probe_brokers;

@@ -246,7 +246,11 @@ impl Split for RecordPrinter<Shared> {
 
     fn hand_over(&mut self, half: &mut RecordPrinter<Shared>) -> io::Result<()> {
         half.input.clone_from(&self.input);
-        self.w.write_held()
+        self.w.pass_to(&mut half.w)
+    }
+
+    fn queues(&self) -> bool {
+        true
     }
 
     fn take_back(&mut self, half: &mut RecordPrinter<Shared>) -> io::Result<()> {
