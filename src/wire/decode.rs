@@ -185,12 +185,17 @@ impl Decoder {
             out.tree.close(root, cap as u32);
             return;
         }
-        // The tree holds the frame; the walks read it through a second handle while they
-        // push nodes.
-        out.tree.reset_from(frame);
-        let frame = out.tree.lend(0);
-        self.decode_tree_frame(&frame, hints, out, names);
-        out.tree.give_back(frame);
+        // The tree holds the frame: a copy, while the walks read the caller's bytes; or the
+        // buffer the reader assembled it in, which they read through a second handle.
+        let borrowed = match frame {
+            FrameBuf::Borrowed(b) => Some(b),
+            FrameBuf::Assembled(_) => None,
+        };
+        // Each attempt empties the tree but for buffer 0.
+        out.tree.set_frame(frame);
+        let taken = out.tree.taken_frame();
+        let bytes = borrowed.or(taken.as_deref().map(|v| &v[..])).unwrap_or(&[]);
+        self.decode_tree_frame(bytes, hints, out, names);
     }
 
     /// Decodes `frame`, which is buffer 0 of `out.tree`, into the tree.
