@@ -483,8 +483,8 @@ pub struct ParquetSink {
     begun: usize,
     /// The inputs whose files are open, oldest first.
     open: Vec<usize>,
-    /// The input of the batch at the worker, if one is.
-    at_worker: Option<usize>,
+    /// The inputs of the batches at the worker, oldest first.
+    at_worker: Vec<usize>,
     /// When the worker has the output (its half hands rows to the writer in its turn).
     turn: Option<Arc<Turn>>,
     /// Names given to per-input files so far.
@@ -503,7 +503,7 @@ impl ParquetSink {
             current: 0,
             begun: 0,
             open: Vec::new(),
-            at_worker: None,
+            at_worker: Vec::new(),
             turn: None,
             names: Vec::new(),
             written: Vec::new(),
@@ -567,12 +567,12 @@ impl ParquetSink {
     /// Closes the files of inputs no more rows can come for: those before the current one but
     /// the worker's.
     fn close_done(&mut self) -> io::Result<()> {
-        let (current, at_worker) = (self.current, self.at_worker);
+        let current = self.current;
         let done: Vec<usize> = self
             .open
             .iter()
             .copied()
-            .filter(|&i| i < current && Some(i) != at_worker)
+            .filter(|&i| i < current && !self.at_worker.contains(&i))
             .collect();
         self.open.retain(|i| !done.contains(i));
         for id in done {
@@ -644,20 +644,36 @@ impl Split for ParquetSink {
         Some(half)
     }
 
-    /// Rows gathered here come before the batch: they go to the writer first. The batch is of
-    /// the current input (the engine hands a batch over before the next input begins).
+    /// Rows gathered here come before the batch: they go to the writer first, or, while the
+    /// worker has a batch, with this one, which hands them to the writer before its own. The
+    /// batch is of the current input (the engine hands a batch over before the next input
+    /// begins).
     fn hand_over(&mut self, half: &mut Rows) -> io::Result<()> {
         half.input.clone_from(&self.rows.input);
         half.id = self.current;
-        self.write_rows()?;
-        self.at_worker = Some(self.current);
+        if self.turn.as_ref().is_some_and(|t| t.busy()) && half.carried.is_none() {
+            let pending = take(&mut self.rows)?;
+            if pending.0.is_some() || pending.1.is_some() {
+                half.carried = Some((self.current, pending));
+            }
+        } else {
+            self.write_rows()?;
+        }
+        self.at_worker.push(self.current);
         Ok(())
+    }
+
+    /// Two batches may be at the worker: the rows this side gathers meanwhile go with the next.
+    fn queues(&self) -> bool {
+        true
     }
 
     /// The half has handed the batch's rows to the writer in its turn. Inputs before the
     /// current one get no more rows: their files close.
     fn take_back(&mut self, _half: &mut Rows) -> io::Result<()> {
-        self.at_worker = None;
+        if !self.at_worker.is_empty() {
+            self.at_worker.remove(0);
+        }
         self.close_done()
     }
 }

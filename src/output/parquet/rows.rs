@@ -521,6 +521,9 @@ pub struct Rows {
     /// of the input its batch is of (set as the batch is handed over).
     pub(super) to: Option<SyncSender<Job>>,
     pub(super) id: usize,
+    /// Rows the reading thread gathered before this half's batch (of the input numbered), to go
+    /// to the writer before the batch's ([`super::ParquetSink`]'s `hand_over`).
+    pub(super) carried: Option<(usize, Pending)>,
 }
 
 impl Rows {
@@ -531,11 +534,16 @@ impl Rows {
             input: String::new(),
             to: None,
             id: 0,
+            carried: None,
         }
     }
 
-    /// Hands the rows gathered to the writer (the worker's half only).
+    /// Hands the rows gathered to the writer (the worker's half only), after those carried.
     fn send(&mut self) -> io::Result<()> {
+        if let (Some((id, carried)), Some(to)) = (self.carried.take(), &self.to) {
+            to.send(Job::Write(id, carried))
+                .map_err(|_| other("the writer stopped"))?;
+        }
         let pending = take(self)?;
         match &self.to {
             Some(to) if pending.0.is_some() || pending.1.is_some() => to
