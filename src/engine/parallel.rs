@@ -13,9 +13,9 @@
 //! core touched last costs a cache miss per line).
 //!
 //! Frames are copied into a batch, but for those the TCP reassembly gathered from many segments
-//! (`FrameBuf::Assembled`, 16 KiB and more): the batch takes the buffer they were gathered in,
-//! and the worker's tree takes it from the batch, giving its previous one back, so a large frame
-//! is copied once, from the segments, where it was copied three times.
+//! (`FrameBuf::Assembled`, 16 KiB and more): the batch takes the buffer they were gathered in
+//! and gives the reassembly one it had, so the reading thread no longer copies a large frame a
+//! second time (the worker's tree still copies it: see `Decoder::decode_frame_from`).
 //!
 //! Only frames that cannot change the session go to the worker, with a snapshot of the session
 //! (see [`Session::may_learn_from`]): the few responses the session learns from are decoded on
@@ -48,7 +48,7 @@ use super::sink::{Half, Split};
 use super::Route;
 use crate::capture::session::Session;
 use crate::diag::Diagnostic;
-use crate::pdu::{Assembled, FrameBuf, Hints, Origin, Pdu};
+use crate::pdu::{FrameBuf, Hints, Origin, Pdu};
 use crate::protocol::Protocol;
 use crate::wire::decode::RecordsOptions;
 use crate::wire::tree::growth::{self, Growth};
@@ -719,39 +719,20 @@ fn work<H: Half>(
         };
         for (origin, hints, slot) in &job.frames {
             turn.trees_hold(false, kept_bytes(&pdu));
-            // A frame taken from the reassembly goes on to the tree the same way, and the
-            // batch keeps the tree's old buffer for a next frame.
-            let mut whole = Assembled::default();
-            let (frame, len) = match slot {
-                Slot::Taken(i) => {
-                    let buf = job
-                        .taken
-                        .get_mut(*i)
-                        .map(std::mem::take)
-                        .unwrap_or_default();
-                    let len = buf.len();
-                    whole = Assembled::new(buf, len);
-                    (FrameBuf::Assembled(&mut whole), len)
-                }
-                Slot::Copied(r) => (
-                    FrameBuf::Borrowed(job.bytes.get(r.clone()).unwrap_or_default()),
-                    r.len(),
-                ),
+            let frame = match slot {
+                Slot::Taken(i) => job.taken.get(*i).map(|b| &b[..]).unwrap_or_default(),
+                Slot::Copied(r) => job.bytes.get(r.clone()).unwrap_or_default(),
             };
+            let len = frame.len();
             decode_frame(
                 &mut decoder,
                 &mut session,
                 false,
                 origin.clone(),
                 hints,
-                frame,
+                FrameBuf::Borrowed(frame),
                 &mut pdu,
             );
-            if let Slot::Taken(i) = slot {
-                if let Some(b) = job.taken.get_mut(*i) {
-                    *b = whole.into_rest();
-                }
-            }
             if len >= HEAVY_FRAME {
                 turn.held.store(held_bytes(&pdu), Ordering::Relaxed);
             }

@@ -10,10 +10,8 @@
 
 use crate::diag::Diagnostic;
 use crate::limits::{MAX_DIAGNOSTICS_PER_RECORD_SET, MAX_DIAGNOSTICS_PER_TREE};
-use crate::pdu::FrameBuf;
 pub use crate::schema::model::Entity;
 use std::fmt::Write as _;
-use std::sync::Arc;
 
 pub type NodeId = u32;
 
@@ -88,34 +86,9 @@ pub struct Node {
 #[derive(Default, Clone, Debug)]
 pub struct Tree {
     pub nodes: Vec<Node>,
-    /// The buffers, by index: 0 is the frame (but see `taken`), the others decompressed data.
     pub bufs: Vec<Vec<u8>>,
-    /// Buffer 0 when it was taken from the reader's buffers instead of copied
-    /// ([`Tree::reset_from`] with an assembled frame, 16 KiB and more): shared, so that the
-    /// message walker reads it while it pushes nodes into the tree. Copied frames stay in
-    /// `bufs[0]`, which the walker reads from the caller's bytes: no reference count to touch
-    /// for every small frame (three atomic operations cost the decode benchmark's mix 4%).
-    taken: Option<Arc<Vec<u8>>>,
     /// Read like a slice; every producer pushes through [`Diags::push`], which caps them.
     pub diags: Diags,
-}
-
-/// A tree's buffer lent out ([`Tree::lend`]): read it as a slice.
-#[derive(Debug)]
-pub enum Lent {
-    Frame(Arc<Vec<u8>>),
-    Buf(u16, Vec<u8>),
-}
-
-impl std::ops::Deref for Lent {
-    type Target = [u8];
-    #[inline]
-    fn deref(&self) -> &[u8] {
-        match self {
-            Lent::Frame(f) => f,
-            Lent::Buf(_, b) => b,
-        }
-    }
 }
 
 /// A tree's diagnostics: the first [`MAX_DIAGNOSTICS_PER_TREE`] as pushed (and at most
@@ -400,117 +373,37 @@ impl Tree {
         Tree::default()
     }
 
-    /// Empties the tree, keeping every allocation for reuse. Buffer 0 becomes a copy of
-    /// `frame`.
+    /// Empties the tree, keeping every allocation for reuse. Buffer 0 becomes `frame`.
     pub fn reset(&mut self, frame: &[u8]) {
-        self.reset_from(FrameBuf::Borrowed(frame));
-    }
-
-    /// [`Tree::reset`], with buffer 0 taken from `frame`: copied when borrowed, moved (the
-    /// buffers swapped) when the reader assembled it in a buffer of its own.
-    pub fn reset_from(&mut self, frame: FrameBuf<'_>) {
-        self.clear();
-        self.set_frame(frame);
-    }
-
-    /// Buffer 0 becomes `frame`, as in [`Tree::reset_from`], and nothing else changes: the
-    /// caller empties the rest ([`Tree::clear`]) before it pushes a node.
-    pub fn set_frame(&mut self, frame: FrameBuf<'_>) {
-        if self.bufs.is_empty() {
-            self.bufs.push(Vec::new());
-        }
-        if self.bufs[0].capacity() == 0 {
-            // The buffer of the frame taken before comes back for this one, unless it is
-            // still lent out (never after a walk).
-            if let Some(b) = self.taken.take().and_then(|a| Arc::try_unwrap(a).ok()) {
-                self.bufs[0] = b;
-            }
-        }
-        self.taken = None;
-        match frame {
-            FrameBuf::Borrowed(b) => {
-                self.bufs[0].clear();
-                self.bufs[0].extend_from_slice(b);
-            }
-            FrameBuf::Assembled(_) => {
-                let mut mine = std::mem::take(&mut self.bufs[0]);
-                frame.take(&mut mine);
-                self.taken = Some(Arc::new(mine));
-            }
-        }
-    }
-
-    /// Buffer 0, the frame, to be read while nodes are pushed: the tree's own when it was
-    /// taken ([`Tree::reset_from`]), else `None` (the caller reads its own bytes).
-    pub(crate) fn taken_frame(&self) -> Option<Arc<Vec<u8>>> {
-        self.taken.clone()
-    }
-
-    /// Empties the tree but for buffer 0, the frame (to decode it again another way).
-    pub fn clear(&mut self) {
         self.nodes.clear();
         self.diags.clear();
         if self.bufs.is_empty() {
             self.bufs.push(Vec::new());
         }
         self.bufs.truncate(1);
-    }
-
-    /// A buffer's bytes, lent out while a walker reading them pushes nodes into this tree;
-    /// [`Tree::give_back`] returns them.
-    pub fn lend(&mut self, buf: u16) -> Lent {
-        match (buf, &self.taken) {
-            (0, Some(f)) => Lent::Frame(Arc::clone(f)),
-            _ => Lent::Buf(
-                buf,
-                self.bufs
-                    .get_mut(buf as usize)
-                    .map(std::mem::take)
-                    .unwrap_or_default(),
-            ),
-        }
-    }
-
-    /// Takes back what [`Tree::lend`] lent.
-    pub fn give_back(&mut self, lent: Lent) {
-        if let Lent::Buf(i, data) = lent {
-            if let Some(b) = self.bufs.get_mut(i as usize) {
-                *b = data;
-            }
-        }
-    }
-
-    /// Bytes of heap the buffers hold (the frame's included), as allocated.
-    pub fn buf_capacity(&self) -> usize {
-        self.taken.as_ref().map_or(0, |f| f.capacity())
-            + self.bufs.iter().map(Vec::capacity).sum::<usize>()
+        self.bufs[0].clear();
+        self.bufs[0].extend_from_slice(frame);
     }
 
     /// Adds a buffer (decompressed data) and returns its index, or `None` past `u16::MAX`.
     pub fn add_buf(&mut self, data: Vec<u8>) -> Option<u16> {
-        if self.bufs.is_empty() {
-            // Index 0 is the frame's.
-            self.bufs.push(Vec::new());
-        }
         let i = u16::try_from(self.bufs.len()).ok()?;
         self.bufs.push(data);
         Some(i)
     }
 
-    #[inline]
     pub fn buf(&self, i: u16) -> &[u8] {
-        match i {
-            0 => match &self.taken {
-                Some(f) => f,
-                None => self.bufs.first().map(|b| &b[..]).unwrap_or(&[]),
-            },
-            _ => self.bufs.get(i as usize).map(|b| &b[..]).unwrap_or(&[]),
-        }
+        self.bufs.get(i as usize).map(|b| &b[..]).unwrap_or(&[])
     }
 
     /// How many buffers the tree has (the frame's included).
     pub fn buf_count(&self) -> usize {
-        self.bufs.len().max(1)
+        self.bufs.len()
+    }
+
+    /// Bytes of heap the buffers hold, as allocated.
+    pub fn buf_capacity(&self) -> usize {
+        self.bufs.iter().map(Vec::capacity).sum()
     }
 
     /// The bytes of a span in a buffer (empty when out of range, never panics).
