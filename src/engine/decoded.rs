@@ -9,7 +9,7 @@ use crate::capture::session::{name_topic_ids, Session};
 use crate::capture::{read_capture, CaptureError, CaptureOptions, CaptureSummary, Event};
 use crate::check::Checker;
 use crate::diag::Diagnostic;
-use crate::pdu::{FrameBuf, Hints, Origin, Pdu};
+use crate::pdu::{Hints, Origin, Pdu};
 use crate::protocol::Protocol;
 use crate::wire::decode::{Decoder, RecordsOptions};
 use std::sync::Arc;
@@ -91,19 +91,14 @@ impl DecodeLoop {
     }
 
     /// Decodes one frame, checks it against the session and learns from it.
-    pub fn frame<'d>(
-        &mut self,
-        origin: Origin,
-        hints: &Hints,
-        data: impl Into<FrameBuf<'d>>,
-    ) -> &Pdu {
+    pub fn frame(&mut self, origin: Origin, hints: &Hints, data: &[u8]) -> &Pdu {
         decode_frame(
             &mut self.decoder,
             &mut self.session,
             true,
             origin,
             hints,
-            data.into(),
+            data,
             &mut self.pdu,
         );
         if let Some(c) = self.checker.as_mut() {
@@ -145,10 +140,10 @@ pub fn decode_frame(
     learn: bool,
     origin: Origin,
     hints: &Hints,
-    data: FrameBuf<'_>,
+    data: &[u8],
     pdu: &mut Pdu,
 ) {
-    decoder.decode_frame_from(data, hints, pdu, &**session);
+    decoder.decode_frame_with(data, hints, pdu, &**session);
     pdu.origin = origin;
     // Also when the decoder stopped early (a frame too large to decode).
     pdu.request_frame = hints.request_frame;

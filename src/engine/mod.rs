@@ -284,7 +284,7 @@ impl<S: Sink + ?Sized> Route for Direct<'_, S> {
     ) -> io::Result<()> {
         // Every frame goes through the session, shown or not: a hidden ApiVersions or
         // Metadata response still decides what later frames mean.
-        let pdu = dl.frame(origin, &hints, data);
+        let pdu = dl.frame(origin, &hints, data.bytes());
         if let Some(errors) = self.filters.pdu_shown(pdu) {
             self.errors |= errors;
             self.sink.pdu(pdu, input.map(|i| &**i))?;

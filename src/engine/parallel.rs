@@ -15,7 +15,10 @@
 //! Frames are copied into a batch, but for those the TCP reassembly gathered from many segments
 //! (`FrameBuf::Assembled`, 16 KiB and more): the batch takes the buffer they were gathered in
 //! and gives the reassembly one it had, so the reading thread no longer copies a large frame a
-//! second time (the worker's tree still copies it: see `Decoder::decode_frame_from`).
+//! second time. The worker's tree still copies it (`Tree::reset`): a tree holding the buffer
+//! would share it with the walks that read it while they push nodes, and that reference count
+//! (or the check for it on every read of buffer 0) cost small frames more than the copy costs
+//! large ones (README, *Performance*).
 //!
 //! Only frames that cannot change the session go to the worker, with a snapshot of the session
 //! (see [`Session::may_learn_from`]): the few responses the session learns from are decoded on
@@ -645,7 +648,7 @@ impl<S: Split> Route for Parallel<'_, S> {
         if self.in_flight > 0 && self.turn.worker_held() > BUDGET / 2 {
             self.poll(true)?;
         }
-        let pdu = dl.frame(origin, &hints, data);
+        let pdu = dl.frame(origin, &hints, data.bytes());
         let shown = match self.filters.pdu_shown(pdu) {
             Some(errors) => {
                 self.errors |= errors;
@@ -730,7 +733,7 @@ fn work<H: Half>(
                 false,
                 origin.clone(),
                 hints,
-                FrameBuf::Borrowed(frame),
+                frame,
                 &mut pdu,
             );
             if len >= HEAVY_FRAME {

@@ -43,7 +43,7 @@ use super::tree::{Kind, NodeId, Span, Tree, Value};
 use super::walk::{Seg, Walker};
 use crate::diag::{Diagnostic, FieldPath};
 use crate::limits::MAX_FRAME_SIZE;
-use crate::pdu::{Direction, FrameBuf, Hints, Pdu};
+use crate::pdu::{Direction, Hints, Pdu};
 use crate::protocol::headers;
 use crate::protocol::Protocol;
 use crate::schema::model::MessageSpec;
@@ -137,21 +137,6 @@ impl Decoder {
     /// name the request's API and version.
     pub fn decode_frame(&mut self, frame: &[u8], hints: &Hints, out: &mut Pdu) {
         self.decode_frame_with(frame, hints, out, &NoNames)
-    }
-
-    /// [`Decoder::decode_frame_with`], for a frame as the reader hands it on. The tree copies it
-    /// either way: a tree that took the reader's buffer instead would have to share it with the
-    /// walks that read it while they push nodes, and the reference count (or the check on
-    /// every read of buffer 0) cost small frames more than the copy saved on large ones (the
-    /// decode benchmark's mix 4%, its record-heavy frames 2.7% more instructions).
-    pub fn decode_frame_from(
-        &mut self,
-        frame: FrameBuf<'_>,
-        hints: &Hints,
-        out: &mut Pdu,
-        names: &dyn TopicNames,
-    ) {
-        self.decode_frame_with(frame.bytes(), hints, out, names)
     }
 
     /// [`Decoder::decode_frame`], with `records` fields of topics known only by id read as
