@@ -726,7 +726,6 @@ fn work<H: Half>(
                 Slot::Taken(i) => job.taken.get(*i).map(|b| &b[..]).unwrap_or_default(),
                 Slot::Copied(r) => job.bytes.get(r.clone()).unwrap_or_default(),
             };
-            let len = frame.len();
             decode_frame(
                 &mut decoder,
                 &mut session,
@@ -736,7 +735,7 @@ fn work<H: Half>(
                 frame,
                 &mut pdu,
             );
-            if len >= HEAVY_FRAME {
+            if frame.len() >= HEAVY_FRAME {
                 turn.held.store(held_bytes(&pdu), Ordering::Relaxed);
             }
             if let Some(e) = filters.pdu_shown(&pdu) {
