@@ -282,3 +282,66 @@ fn large_frames_print_the_same_on_one_thread_and_two_and_their_records_read_back
     assert_eq!(seen, BATCHES, "every record of every batch, once");
     let _ = std::fs::remove_file(&path);
 }
+
+/// Cut short anywhere (inside a large frame, between segments, inside a record header), the
+/// capture gives the same frames and notes to a sink that takes assembled frames as to one that
+/// borrows them, and neither panics.
+#[test]
+fn a_cut_capture_gives_the_same_frames_taken_or_not() {
+    let pcap = build().pcap;
+    let notes = |keep: &mut Keep, cut: &[u8]| {
+        let mut n = Vec::new();
+        let r = read_capture_to(
+            cut,
+            &opts(),
+            &mut NoteToo {
+                keep,
+                notes: &mut n,
+            },
+        );
+        (r.map(|s| s.frames).ok(), n)
+    };
+    for k in 1..=40 {
+        let cut = &pcap[..pcap.len() * k / 41];
+        let (mut a, mut b) = (Keep::new(false), Keep::new(true));
+        let (ra, na) = notes(&mut a, cut);
+        let (rb, nb) = notes(&mut b, cut);
+        assert_eq!(ra, rb, "cut {k}/41: frame counts");
+        assert_eq!(na, nb, "cut {k}/41: notes");
+        assert!(
+            per_flow(&a.got) == per_flow(&b.got),
+            "cut {k}/41: frames differ"
+        );
+    }
+}
+
+impl Keep {
+    fn new(take: bool) -> Keep {
+        Keep {
+            take,
+            got: Vec::new(),
+            assembled: 0,
+        }
+    }
+}
+
+/// A [`Keep`] that also keeps the notes (codes and offsets).
+struct NoteToo<'a> {
+    keep: &'a mut Keep,
+    notes: &'a mut Vec<(String, Option<u64>)>,
+}
+
+impl CaptureSink for NoteToo<'_> {
+    fn event(&mut self, ev: Event<'_>) {
+        match ev {
+            Event::Note { origin, diag } => self
+                .notes
+                .push((diag.code.to_string(), origin.stream_offset)),
+            ev => self.keep.event(ev),
+        }
+    }
+
+    fn frame(&mut self, origin: Origin, hints: Hints, data: FrameBuf<'_>) {
+        self.keep.frame(origin, hints, data)
+    }
+}
