@@ -49,14 +49,24 @@ fn output<S: Split>(
 ) -> (Vec<u8>, bool) {
     let path = temp("out");
     let mut sink = make(std::fs::File::create(&path).unwrap());
+    let errors = drive(inputs, batch, &mut sink);
+    drop(sink);
+    let text = std::fs::read(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    (text, errors)
+}
+
+/// Runs `inputs` into `sink`, on one thread or two with the given batch sizes; gives whether
+/// errors were seen.
+fn drive<S: Split>(inputs: &[PathBuf], batch: Option<(usize, usize)>, sink: &mut S) -> bool {
     let opts = Options::default();
     let ins = inputs.iter().map(Input::path);
     let outcome = match batch {
-        None => crate::engine::run(ins, &opts, &mut sink),
+        None => crate::engine::run(ins, &opts, sink),
         Some((frames, bytes)) => {
             let filters = Arc::new(opts.filters.clone());
             let Ok(mut par) =
-                Parallel::new(&mut sink, Arc::clone(&filters), opts.protocol, opts.records)
+                Parallel::new(sink, Arc::clone(&filters), opts.protocol, opts.records)
             else {
                 panic!("the sink does not split");
             };
@@ -65,11 +75,8 @@ fn output<S: Split>(
             Driver::new(&opts, par, filters).all(ins)
         }
     };
-    drop(sink);
     assert!(outcome.failed.is_empty() && outcome.output_error.is_none());
-    let text = std::fs::read(&path).unwrap();
-    let _ = std::fs::remove_file(&path);
-    (text, outcome.errors)
+    outcome.errors
 }
 
 /// Every bundled capture alone, and all of them as successive inputs (a session each), with
@@ -190,29 +197,14 @@ fn two_threads_write_the_rows_one_does_in_order() {
     let caps = captures();
     let run = |batch: Option<(usize, usize)>| {
         let dir = temp("parquet");
-        let opts = Options::default();
-        let ins = caps.iter().map(Input::path);
-        let outcome = match batch {
-            None => {
-                let mut one = ParquetSink::new(Layout::Folder(dir.clone()), tables).on_one_thread();
-                let o = crate::engine::run(ins, &opts, &mut one);
-                drop(one);
-                o
-            }
-            Some((frames, bytes)) => {
-                let mut sink = ParquetSink::new(Layout::Folder(dir.clone()), tables);
-                let filters = Arc::new(opts.filters.clone());
-                let Ok(mut par) =
-                    Parallel::new(&mut sink, Arc::clone(&filters), opts.protocol, opts.records)
-                else {
-                    panic!("the Parquet sink does not split");
-                };
-                par.batch_frames = frames;
-                par.batch_bytes = bytes;
-                Driver::new(&opts, par, filters).all(ins)
-            }
+        let sink = ParquetSink::new(Layout::Folder(dir.clone()), tables);
+        // One thread: the files written on the calling thread too.
+        let mut sink = match batch {
+            None => sink.on_one_thread(),
+            Some(_) => sink,
         };
-        assert!(outcome.failed.is_empty() && outcome.output_error.is_none());
+        drive(&caps, batch, &mut sink);
+        drop(sink);
         let rows = parquet_rows(&dir);
         let _ = std::fs::remove_dir_all(&dir);
         rows
