@@ -14,8 +14,12 @@
 //!
 //! Frames are copied into a batch, but for those the TCP reassembly gathered from many segments
 //! (`FrameBuf::Assembled`, 16 KiB and more): the batch takes the buffer they were gathered in
-//! and gives the reassembly one it had, so the reading thread no longer copies a large frame a
-//! second time. The worker's tree still copies it (`Tree::reset`): a tree holding the buffer
+//! and the reassembly starts a new one, so the reading thread no longer copies a large frame a
+//! second time. The batches keep none of those buffers to give back to the reassembly: buffers
+//! kept that way each grew to the largest frame they ever held, and passed from connection to
+//! connection and from input to input, so the peak RSS rose with the input (summary of the
+//! benchmark capture: 31–33 MiB once, 38–41 three times, 44–46 six times; without: 26, 29–32,
+//! 28–30), for a tenth of the reading thread's page faults. The worker's tree still copies it (`Tree::reset`): a tree holding the buffer
 //! would share it with the walks that read it while they push nodes, and that reference count
 //! (or the check for it on every read of buffer 0) cost small frames more than the copy costs
 //! large ones (README, *Performance*).
@@ -350,8 +354,6 @@ struct Job<H> {
     frames: Vec<(Origin, Hints, Slot)>,
     bytes: Vec<u8>,
     taken: Vec<Vec<u8>>,
-    /// Buffers to swap for the next frames taken (those the trees gave back).
-    spare: Vec<Vec<u8>>,
     /// Bytes of the frames, in `bytes` and `taken`.
     size: usize,
     session: Option<Arc<Session>>,
@@ -366,17 +368,12 @@ enum Slot {
     Taken(usize),
 }
 
-/// Buffers a batch keeps for frames to come: a batch takes at most a few (it is sent once its
-/// frames reach [`BATCH_BYTES`], and the reassembly hands frames over from 16 KiB on).
-const SPARE_BUFFERS: usize = 2;
-
 impl<H> Default for Job<H> {
     fn default() -> Self {
         Job {
             frames: Vec::new(),
             bytes: Vec::new(),
             taken: Vec::new(),
-            spare: Vec::new(),
             size: 0,
             session: None,
             input: None,
@@ -386,12 +383,13 @@ impl<H> Default for Job<H> {
 }
 
 impl<H> Job<H> {
-    /// Adds a frame: taken without a copy when the reassembly gathered it.
+    /// Adds a frame: taken without a copy when the reassembly gathered it (the reassembly goes
+    /// on in a new buffer; a batch keeps none for it, see the module doc).
     fn push(&mut self, origin: Origin, hints: Hints, data: FrameBuf<'_>) {
         self.size += data.bytes().len();
         let slot = match data {
             FrameBuf::Assembled(_) => {
-                let mut buf = self.spare.pop().unwrap_or_default();
+                let mut buf = Vec::new();
                 data.take(&mut buf);
                 self.taken.push(buf);
                 Slot::Taken(self.taken.len() - 1)
@@ -405,17 +403,13 @@ impl<H> Job<H> {
         self.frames.push((origin, hints, slot));
     }
 
-    /// Empties the batch for the next one, keeping its buffers.
+    /// Empties the batch for the next one, keeping its buffer of copied frames; the taken
+    /// ones are let go.
     fn clear(&mut self) {
         self.frames.clear();
         self.bytes.clear();
         self.size = 0;
-        for mut b in self.taken.drain(..) {
-            if self.spare.len() < SPARE_BUFFERS {
-                b.clear();
-                self.spare.push(b);
-            }
-        }
+        self.taken.clear();
         self.session = None;
         self.input = None;
     }
