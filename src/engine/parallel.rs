@@ -19,8 +19,9 @@
 //! kept that way each grew to the largest frame they ever held, and passed from connection to
 //! connection and from input to input, so the peak RSS rose with the input (summary of the
 //! benchmark capture: 31–33 MiB once, 38–41 three times, 44–46 six times; without: 26, 29–32,
-//! 28–30), for a tenth of the reading thread's page faults. The worker's tree still copies it (`Tree::reset`): a tree holding the buffer
-//! would share it with the walks that read it while they push nodes, and that reference count
+//! 28–30). The price is page faults, a new buffer growing for each large frame (`stats`: about
+//! 16 thousand instead of 10). The worker's tree still copies it (`Tree::reset`): a tree holding
+//! the buffer would share it with the walks that read it while they push nodes, and that reference count
 //! (or the check for it on every read of buffer 0) cost small frames more than the copy costs
 //! large ones (README, *Performance*).
 //!
