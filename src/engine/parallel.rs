@@ -21,9 +21,9 @@
 //! benchmark capture: 31–33 MiB once, 38–41 three times, 44–46 six times; without: 26, 29–32,
 //! 28–30). The price is page faults, a new buffer growing for each large frame (`stats`: about
 //! 16 thousand instead of 10). The worker's tree still copies it (`Tree::reset`): a tree holding
-//! the buffer would share it with the walks that read it while they push nodes, and that reference count
-//! (or the check for it on every read of buffer 0) cost small frames more than the copy costs
-//! large ones (README, *Performance*).
+//! the buffer would share it with the walks that read it while they push nodes, and that
+//! reference count (or the check for it on every read of buffer 0) cost small frames more than
+//! the copy costs large ones (README, *Performance*).
 //!
 //! Only frames that cannot change the session go to the worker, with a snapshot of the session
 //! (see [`Session::may_learn_from`]): the few responses the session learns from are decoded on
