@@ -54,6 +54,11 @@ pub const MAX_HEX_REPEAT_BYTES: u64 = 16 * 1024 * 1024;
 /// Most bytes buffered per TCP direction waiting for a missing segment before a gap is declared.
 pub const MAX_REASSEMBLY_BUFFER: usize = 8 * 1024 * 1024;
 
+/// The reassembly makes room for a whole frame at once (its size prefix says how large) once
+/// it holds at least 1/`RESERVE_AHEAD` of the frame's bytes: what a connection's buffer
+/// reserves is at most this many times what the capture brought of the frame.
+pub const RESERVE_AHEAD: usize = 16;
+
 /// Most TCP connections tracked at once; the oldest idle ones are flushed past this.
 pub const MAX_CONNECTIONS: usize = 65_536;
 
