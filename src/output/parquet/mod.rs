@@ -65,7 +65,7 @@ pub const BATCH_BYTES: usize = 8 << 20;
 /// Rows in a row group.
 pub const ROW_GROUP_ROWS: usize = 128 * 1024;
 /// A row group is closed early once the writer holds this much of it.
-pub const ROW_GROUP_BYTES: usize = 64 << 20;
+pub const ROW_GROUP_BYTES: usize = 32 << 20;
 
 /// The columns that hold payload bytes (paths in the Parquet schema): without statistics (see
 /// [`Table::create`]).
