@@ -171,6 +171,40 @@ fn strings_escape_like_a_json_parser_reads_them() {
     }
 }
 
+/// Member names, short and long, clean or needing escapes, with and without the comma, read
+/// back by a JSON parser as the members of an object.
+#[test]
+fn keys_read_back_as_the_names_they_were() {
+    let long = "N".repeat(32);
+    let longer = "L".repeat(33);
+    let names = [
+        "",
+        "a",
+        "Name",
+        long.as_str(),
+        longer.as_str(),
+        "quo\"te",
+        "back\\slash in a name longer than thirty-two bytes",
+        "ctl\u{1}",
+        "del\u{7f}",
+        "日本",
+    ];
+    let mut v = b"{".to_vec();
+    for (i, name) in names.iter().enumerate() {
+        write_key(&mut v, name, i > 0).unwrap();
+        write_int(&mut v, i as i64).unwrap();
+    }
+    v.push(b'}');
+    let back: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&v).unwrap();
+    let got: Vec<(&str, i64)> = back
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_i64().unwrap()))
+        .collect();
+    // (serde_json keeps the members' order here: feature `preserve_order`.)
+    let want: Vec<(&str, i64)> = names.iter().copied().zip(0..).collect();
+    assert_eq!(got, want);
+}
+
 #[test]
 fn base64_matches_rfc4648_vectors_across_chunk_boundaries() {
     // RFC 4648 §10 test vectors.
