@@ -63,6 +63,21 @@ pub(crate) struct Framer {
     skip_from: u64,
 }
 
+/// The whole length, size prefix included, of the frame whose size prefix is the first 4 bytes
+/// of `head`; `Err(size)` when the size is negative or over [`MAX_FRAME_SIZE`] (or `head` is
+/// shorter than 4 bytes, as `Err(-1)`).
+fn frame_len(head: &[u8]) -> Result<usize, i32> {
+    let Some(&[a, b, c, d]) = head.get(..4) else {
+        return Err(-1);
+    };
+    let size = i32::from_be_bytes([a, b, c, d]);
+    if size < 0 || size as u32 > MAX_FRAME_SIZE {
+        Err(size)
+    } else {
+        Ok(4 + size as usize)
+    }
+}
+
 impl Framer {
     /// A framer for a stream whose start was seen (`in_sync`) or not.
     pub(crate) fn new(start: u64, in_sync: bool) -> Self {
@@ -229,21 +244,22 @@ impl Framer {
     fn deliver_complete(&mut self, data: &[u8], start: u64, ctx: &mut dyn FlowCtx) -> usize {
         let mut pos = 0usize;
         while let Some(head) = data.get(pos..pos + 4) {
-            let size = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
-            if size < 0 || size as u32 > MAX_FRAME_SIZE {
-                let off = start + pos as u64;
-                let (frame, _) = self.frame_at(off);
-                ctx.note(
-                    "bad-frame-size",
-                    true,
-                    off,
-                    frame,
-                    format!("expected a frame size between 0 and {MAX_FRAME_SIZE}, found {size}; looking for the next frame boundary"),
-                );
-                self.mode = Mode::Resync;
-                return pos;
-            }
-            let need = 4 + size as usize;
+            let need = match frame_len(head) {
+                Ok(need) => need,
+                Err(size) => {
+                    let off = start + pos as u64;
+                    let (frame, _) = self.frame_at(off);
+                    ctx.note(
+                        "bad-frame-size",
+                        true,
+                        off,
+                        frame,
+                        format!("expected a frame size between 0 and {MAX_FRAME_SIZE}, found {size}; looking for the next frame boundary"),
+                    );
+                    self.mode = Mode::Resync;
+                    return pos;
+                }
+            };
             let Some(frame) = data.get(pos..pos + need) else {
                 break;
             };
@@ -270,11 +286,9 @@ impl Framer {
                 None => return,
             }
         }
-        let size = i32::from_be_bytes(head);
-        if size < 0 || size as u32 > MAX_FRAME_SIZE {
+        let Ok(need) = frame_len(&head) else {
             return;
-        }
-        let need = 4 + size as usize;
+        };
         if need > have && need > self.buf.capacity() && need / RESERVE_AHEAD <= have {
             self.buf.reserve(need - self.buf.len());
         }
@@ -283,12 +297,7 @@ impl Framer {
     /// The size of the frame at the start of the buffer, when it is complete, at least
     /// [`HAND_OVER`] bytes and no smaller than what follows it.
     fn large_first_frame(&self) -> Option<usize> {
-        let head = self.buf.get(..4)?;
-        let size = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
-        if size < 0 || size as u32 > MAX_FRAME_SIZE {
-            return None;
-        }
-        let need = 4 + size as usize;
+        let need = frame_len(self.buf.get(..4)?).ok()?;
         (need >= HAND_OVER && need <= self.buf.len() && self.buf.len() - need <= need)
             .then_some(need)
     }
