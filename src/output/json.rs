@@ -85,12 +85,7 @@ fn write_key<W: Write + ?Sized>(w: &mut W, name: &str, comma: bool) -> io::Resul
         let mut out = [b'a'; SHORT_KEY + 4];
         out[..2].copy_from_slice(b",\"");
         out[2..2 + b.len()].copy_from_slice(b);
-        let padded = &out[2..2 + SHORT_KEY];
-        if padded
-            .iter()
-            .fold(0u8, |acc, &x| acc | special::<false>(x) as u8)
-            == 0
-        {
+        if clean_chunk::<false>(&out[2..2 + SHORT_KEY]) {
             out[2 + b.len()..4 + b.len()].copy_from_slice(b"\":");
             return w.write_all(&out[usize::from(!comma)..4 + b.len()]);
         }
@@ -117,17 +112,23 @@ fn special<const ASCII: bool>(b: u8) -> bool {
     (b < 0x20) | (b == b'"') | (b == b'\\') | if ASCII { b >= 0x7f } else { b == 0x7f }
 }
 
+/// Whether no byte of `chunk` is [`special`]: every byte tested, without early exit, a loop
+/// the compiler turns into vector compares for a 32-byte chunk.
+#[inline(always)]
+fn clean_chunk<const ASCII: bool>(chunk: &[u8]) -> bool {
+    chunk
+        .iter()
+        .fold(0u8, |acc, &x| acc | special::<ASCII>(x) as u8)
+        == 0
+}
+
 /// Length of the leading run of `b` with no [`special`] byte. The bulk is tested 32 bytes at a
 /// time without early exit, a loop the compiler turns into vector compares.
 #[inline]
 fn clean_prefix<const ASCII: bool>(b: &[u8]) -> usize {
     let mut i = 0;
     for chunk in b.chunks_exact(32) {
-        if chunk
-            .iter()
-            .fold(0u8, |acc, &x| acc | special::<ASCII>(x) as u8)
-            != 0
-        {
+        if !clean_chunk::<ASCII>(chunk) {
             break;
         }
         i += 32;
