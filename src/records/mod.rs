@@ -74,7 +74,7 @@ use crate::wire::decode::Decoder;
 use crate::wire::encode::EncodeError;
 pub use crate::wire::hook::AsType;
 use crate::wire::hook::{RecordsField, RecordsHook};
-use crate::wire::tree::{Kind, Span, Tree, Value};
+use crate::wire::tree::{Entity, Kind, Span, Tree, Value};
 use read::{Fail, Rd, R};
 
 /// The records hook ([`RecordsHook`]) the message decoder and encoder plug in: `records` fields
@@ -319,6 +319,7 @@ impl<'t> W<'t> {
     }
 
     /// Reads a big-endian signed integer of `width` bytes (1, 2, 4, 8) into a member.
+    #[inline(always)]
     pub fn int(&mut self, name: &'static str, width: u8) -> R<i64> {
         let at = self.rd.pos;
         let d = self.t.buf(self.buf);
@@ -340,6 +341,7 @@ impl<'t> W<'t> {
         Ok(v)
     }
 
+    #[inline]
     pub fn varint(&mut self, name: &'static str) -> R<i32> {
         let at = self.rd.pos;
         let v = self.rd.varint(self.t.buf(self.buf), name)?;
@@ -348,6 +350,7 @@ impl<'t> W<'t> {
         Ok(v)
     }
 
+    #[inline]
     pub fn varlong(&mut self, name: &'static str) -> R<i64> {
         let at = self.rd.pos;
         let v = self.rd.varlong(self.t.buf(self.buf), name)?;
@@ -357,6 +360,7 @@ impl<'t> W<'t> {
     }
 
     /// A zero-length member describing the bytes before it.
+    #[inline]
     pub fn derived(&mut self, name: &'static str, v: Value) {
         self.t.leaf(name, v, self.buf, self.rd.pos, 0);
     }
@@ -364,6 +368,7 @@ impl<'t> W<'t> {
     /// Reads a length prefix (zig-zag varint when `varint`, else int32) and checks the bytes it
     /// declares are present. Returns where the prefix started, its size, and the content span
     /// (`None` for length -1, null). Pushes nothing.
+    #[inline(always)]
     pub fn len_prefixed(&mut self, name: &str, varint: bool) -> R<(u32, u16, Option<Span>)> {
         let at = self.rd.pos;
         let d = self.t.buf(self.buf);
@@ -403,11 +408,12 @@ impl<'t> W<'t> {
 
     /// A length-prefixed data member (record key, value, header value): `Value::Data`, or
     /// `Value::Null` for length -1.
+    #[inline]
     pub fn data(&mut self, name: &'static str, varint: bool) -> R<()> {
         let (at, hdr, s) = self.len_prefixed(name, varint)?;
         let v = s.map(Value::Data).unwrap_or(Value::Null);
-        let id = self.t.leaf(name, v, self.buf, at, self.rd.pos - at);
-        self.t.node_mut(id).hdr = hdr;
+        self.t
+            .leaf_with(name, v, self.buf, at, self.rd.pos - at, hdr, Entity::None);
         Ok(())
     }
 

@@ -107,20 +107,69 @@ impl Rd {
         }
     }
 
+    /// The next `N` bytes when the window and the buffer both hold them, advancing past them:
+    /// the common case of a fixed-width read, without the cursor. `None` leaves the position
+    /// where it was, for the cursor to say what is missing.
+    #[inline(always)]
+    fn array<const N: usize>(&mut self, d: &[u8]) -> Option<[u8; N]> {
+        let p = self.pos as usize;
+        if p + N > self.end as usize {
+            return None;
+        }
+        let a = d.get(p..p + N)?.try_into().ok()?;
+        self.pos += N as u32;
+        Some(a)
+    }
+
+    /// The next unsigned varint when it takes one or two bytes (at most 14 bits: never too big
+    /// for any type) inside the window and the buffer, advancing past it.
+    #[inline(always)]
+    fn short_varint(&mut self, d: &[u8]) -> Option<u32> {
+        let p = self.pos as usize;
+        let w = d.get(p..(p + 2).min(self.end as usize))?;
+        let (v, n) = match *w {
+            [b, ..] if b < 0x80 => (u32::from(b), 1),
+            [b0, b1] if b1 < 0x80 => (u32::from(b0 & 0x7f) | u32::from(b1) << 7, 2),
+            _ => return None,
+        };
+        self.pos += n;
+        Some(v)
+    }
+
+    #[inline]
     pub fn i8(&mut self, d: &[u8], what: &str) -> R<i8> {
-        self.fixed(d, 1, what, Cursor::i8)
+        match self.array::<1>(d) {
+            Some(a) => Ok(i8::from_be_bytes(a)),
+            None => self.fixed(d, 1, what, Cursor::i8),
+        }
     }
+    #[inline]
     pub fn i16(&mut self, d: &[u8], what: &str) -> R<i16> {
-        self.fixed(d, 2, what, Cursor::i16)
+        match self.array::<2>(d) {
+            Some(a) => Ok(i16::from_be_bytes(a)),
+            None => self.fixed(d, 2, what, Cursor::i16),
+        }
     }
+    #[inline]
     pub fn i32(&mut self, d: &[u8], what: &str) -> R<i32> {
-        self.fixed(d, 4, what, Cursor::i32)
+        match self.array::<4>(d) {
+            Some(a) => Ok(i32::from_be_bytes(a)),
+            None => self.fixed(d, 4, what, Cursor::i32),
+        }
     }
+    #[inline]
     pub fn u32(&mut self, d: &[u8], what: &str) -> R<u32> {
-        self.fixed(d, 4, what, Cursor::u32)
+        match self.array::<4>(d) {
+            Some(a) => Ok(u32::from_be_bytes(a)),
+            None => self.fixed(d, 4, what, Cursor::u32),
+        }
     }
+    #[inline]
     pub fn i64(&mut self, d: &[u8], what: &str) -> R<i64> {
-        self.fixed(d, 8, what, Cursor::i64)
+        match self.array::<8>(d) {
+            Some(a) => Ok(i64::from_be_bytes(a)),
+            None => self.fixed(d, 8, what, Cursor::i64),
+        }
     }
 
     /// Runs one varint-family `Cursor` read whose last byte may carry at most `top_bits` value
@@ -181,13 +230,21 @@ impl Rd {
     }
 
     /// Kafka's zig-zag `varint` (record lengths, deltas, key/value/header lengths).
+    #[inline]
     pub fn varint(&mut self, d: &[u8], what: &str) -> R<i32> {
-        self.leb(d, 5, 4, what, Cursor::varint)
+        match self.short_varint(d) {
+            Some(v) => Ok((v >> 1) as i32 ^ -((v & 1) as i32)),
+            None => self.leb(d, 5, 4, what, Cursor::varint),
+        }
     }
 
     /// Kafka's zig-zag `varlong` (record timestamp delta).
+    #[inline]
     pub fn varlong(&mut self, d: &[u8], what: &str) -> R<i64> {
-        self.leb(d, 10, 1, what, Cursor::varlong)
+        match self.short_varint(d) {
+            Some(v) => Ok(i64::from(v >> 1) ^ -i64::from(v & 1)),
+            None => self.leb(d, 10, 1, what, Cursor::varlong),
+        }
     }
 
     /// An unsigned varint (the `__cluster_metadata` value framing).
@@ -265,6 +322,53 @@ mod tests {
         let e = r.i32(&long[..2], "n").unwrap_err();
         assert_eq!(e.message, "n: the buffer ends before byte 4");
         assert_eq!(r.pos, 0);
+    }
+
+    #[test]
+    fn the_fast_paths_read_as_the_cursor_does() {
+        // Every first byte, with a second byte that ends or continues, through
+        // windows of 0 to 9 bytes of buffers cut shorter or not: value or failure, and the
+        // position after, are those of the cursor's path.
+        for b0 in 0..=255u8 {
+            for b1 in [0x00, 0x01, 0x7f, 0x80, 0xff, 0x81] {
+                let full = [b0, b1, 0x81, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07];
+                for len in 0..=9u32 {
+                    for d in [&full[..], &full[..len.min(2) as usize]] {
+                        let both =
+                            |fast: &dyn Fn(&mut Rd) -> R<i64>, slow: &dyn Fn(&mut Rd) -> R<i64>| {
+                                let (mut a, mut b) =
+                                    (Rd::new(&full, 0, len), Rd::new(&full, 0, len));
+                                let (x, y) = (fast(&mut a), slow(&mut b));
+                                assert_eq!(
+                                    (x, a.pos),
+                                    (y, b.pos),
+                                    "{full:02x?} window {len} of {}",
+                                    d.len()
+                                );
+                            };
+                        both(&|r| r.varint(d, "v").map(i64::from), &|r| {
+                            r.leb(d, 5, 4, "v", Cursor::varint).map(i64::from)
+                        });
+                        both(&|r| r.varlong(d, "v"), &|r| {
+                            r.leb(d, 10, 1, "v", Cursor::varlong)
+                        });
+                        both(&|r| r.i8(d, "v").map(i64::from), &|r| {
+                            r.fixed(d, 1, "v", Cursor::i8).map(i64::from)
+                        });
+                        both(&|r| r.i16(d, "v").map(i64::from), &|r| {
+                            r.fixed(d, 2, "v", Cursor::i16).map(i64::from)
+                        });
+                        both(&|r| r.i32(d, "v").map(i64::from), &|r| {
+                            r.fixed(d, 4, "v", Cursor::i32).map(i64::from)
+                        });
+                        both(&|r| r.u32(d, "v").map(i64::from), &|r| {
+                            r.fixed(d, 4, "v", Cursor::u32).map(i64::from)
+                        });
+                        both(&|r| r.i64(d, "v"), &|r| r.fixed(d, 8, "v", Cursor::i64));
+                    }
+                }
+            }
+        }
     }
 
     #[test]

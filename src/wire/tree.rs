@@ -458,6 +458,7 @@ impl Tree {
     }
 
     /// Pushes a leaf.
+    #[inline]
     pub fn leaf(
         &mut self,
         name: &'static str,
