@@ -109,7 +109,12 @@ const SHORT_KEY: usize = 32;
 #[inline(always)]
 fn special<const ASCII: bool>(b: u8) -> bool {
     // `|`, not `||`: no branches, so that the chunk loop below vectorizes.
-    (b < 0x20) | (b == b'"') | (b == b'\\') | if ASCII { b >= 0x7f } else { b == 0x7f }
+    // With `ASCII`, one unsigned compare rules out both ends: `b - 0x20` wraps below 0x20.
+    if ASCII {
+        (b.wrapping_sub(0x20) >= 0x5f) | (b == b'"') | (b == b'\\')
+    } else {
+        (b < 0x20) | (b == b'"') | (b == b'\\') | (b == 0x7f)
+    }
 }
 
 /// Whether no byte of `chunk` is [`special`]: every byte tested, without early exit, a loop

@@ -171,6 +171,19 @@ fn strings_escape_like_a_json_parser_reads_them() {
     }
 }
 
+/// Every byte is escaped, or not, as JSON (RFC 8259: control characters, `"`, `\\`) and the
+/// plain-ASCII path (nothing from DEL on) require: `special`'s one-compare range test included.
+#[test]
+fn the_bytes_that_need_escaping_are_exactly_these() {
+    for b in 0..=255u8 {
+        let json = b < 0x20 || b == b'"' || b == b'\\';
+        assert_eq!(special::<false>(b), json || b == 0x7f, "{b:#04x}");
+        assert_eq!(special::<true>(b), json || b >= 0x7f, "{b:#04x}");
+        let chunk = [b'a', b, b'z'];
+        assert_eq!(clean_chunk::<true>(&chunk), !special::<true>(b), "{b:#04x}");
+    }
+}
+
 /// Member names, short and long, clean or needing escapes, with and without the comma, read
 /// back by a JSON parser as the members of an object.
 #[test]

@@ -40,14 +40,25 @@ pub struct Extras {
 /// `id` of the batch struct `parent`: the compressed bytes (buffer and span) when the elements
 /// live in a decompressed buffer, and the stored count when it differs from the elements
 /// shown. `None` for any other member.
+#[inline]
 pub fn extras(tree: &Tree, parent: NodeId, id: NodeId) -> Option<Extras> {
+    // Asked of every member the printers write: the kind, one byte, rules out most at once,
+    // without a call.
+    if tree.node(id).kind != Kind::Array {
+        return None;
+    }
+    array_extras(tree, parent, id)
+}
+
+/// [`extras`] of an array member.
+fn array_extras(tree: &Tree, parent: NodeId, id: NodeId) -> Option<Extras> {
     let n = tree.node(id);
     let v2 = match n.name {
         "Records" => true,
         "InnerMessages" => false,
         _ => return None,
     };
-    if n.kind != Kind::Array || tree.child(parent, "Magic").is_none() {
+    if tree.child(parent, "Magic").is_none() {
         return None;
     }
     let content = Span {
