@@ -9,7 +9,7 @@
 use crate::pdu::{Direction, Pdu};
 use crate::protocol::KnownApis;
 use crate::wire::hook::TopicNames;
-use crate::wire::tree::{Entity, Kind, NodeId, Tree, Value};
+use crate::wire::tree::{Entity, Kind, Node, NodeId, Tree, Value};
 use std::collections::HashMap;
 
 /// The APIs the session learns from, by name in the built-in registry (API keys are Kafka's,
@@ -117,6 +117,14 @@ impl TopicNames for Session {
 /// a topic id ([`Entity::TopicId`]), whatever the API.
 pub fn name_topic_ids(tree: &Tree, names: &dyn TopicNames, out: &mut Vec<(NodeId, String)>) {
     out.clear();
+    // Most frames hold no topic id at all (a Produce request's records are structs too, and
+    // asking each of them for one is a pass over all their members): one look at every node
+    // says so first.
+    let is_id =
+        |n: &Node| n.entity == Entity::TopicId && matches!(n.value, Value::Uuid(u) if u != [0; 16]);
+    if !tree.nodes.iter().any(is_id) {
+        return;
+    }
     for (i, n) in tree.nodes.iter().enumerate() {
         if n.kind != Kind::Struct || n.value == Value::Null {
             continue;
@@ -127,9 +135,7 @@ pub fn name_topic_ids(tree: &Tree, names: &dyn TopicNames, out: &mut Vec<(NodeId
         for c in tree.children(id) {
             let cn = tree.node(c);
             match cn.value {
-                Value::Uuid(u) if cn.entity == Entity::TopicId && u != [0; 16] => {
-                    found = Some((c, u))
-                }
+                Value::Uuid(u) if is_id(cn) => found = Some((c, u)),
                 Value::Str(_) if cn.entity == Entity::TopicName => named = true,
                 _ => {}
             }
@@ -258,5 +264,10 @@ mod tests {
             .collect();
         assert_eq!(got, [("clicks", [2; 16]), ("orders", [1; 16])]);
         assert!(out.windows(2).all(|w| w[0].0 < w[1].0), "node order");
+        // A PDU with no id to name (the zero id is none) leaves nothing from the last.
+        let t = topics(buf, &[(None, [0; 16]), (sp(0, 6), [0; 16])]);
+        let mut out = vec![(0, "stale".to_string())];
+        name_topic_ids(&t, &s, &mut out);
+        assert!(out.is_empty(), "{out:?}");
     }
 }
