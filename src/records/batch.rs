@@ -242,6 +242,8 @@ fn records(
     }
     // A count larger than the bytes can hold needs no check of its own: the loop below stops
     // at the end of the bytes and reports the shortfall.
+    // The same for every record of the batch (it looks at the topic's name).
+    let interpretation = ctx.interpretation();
     let mut i = 0i32;
     let mut malformed_in_a_row = 0usize;
     while i < count.max(0) {
@@ -275,7 +277,7 @@ fn records(
             );
             return w.fail_element(f, path, end);
         }
-        let clean = record(&mut w, info, ctx, path.index(i), end);
+        let clean = record(&mut w, info, interpretation, path.index(i), end);
         malformed_in_a_row = if clean { 0 } else { malformed_in_a_row + 1 };
         i += 1;
     }
@@ -298,7 +300,7 @@ fn records(
 fn record(
     w: &mut W,
     info: &BatchInfo,
-    ctx: &RecordsContext,
+    interpretation: Option<AsType>,
     path: FieldPath<'_>,
     region_end: u32,
 ) -> bool {
@@ -329,7 +331,7 @@ fn record(
     w.t.node_mut(id).hdr = (w.rd.pos - at) as u16;
     let saved_end = w.rd.end;
     w.rd.end = rend;
-    let clean = match record_body(w, info, ctx, path) {
+    let clean = match record_body(w, info, interpretation, path) {
         Ok(()) if w.rd.pos == rend => true,
         Ok(()) => {
             let f = Fail::new(
@@ -354,7 +356,12 @@ fn record(
     clean
 }
 
-fn record_body(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: FieldPath<'_>) -> R<()> {
+fn record_body(
+    w: &mut W,
+    info: &BatchInfo,
+    interpretation: Option<AsType>,
+    path: FieldPath<'_>,
+) -> R<()> {
     w.int("Attributes", 1)?;
     let ts_delta = w.varlong("TimestampDelta")?;
     let ts = if info.log_append_time {
@@ -371,7 +378,7 @@ fn record_body(w: &mut W, info: &BatchInfo, ctx: &RecordsContext, path: FieldPat
     if info.control {
         let ty = control::key(w, path)?;
         control::value(w, ty, path)?;
-    } else if let Some(kind) = ctx.interpretation() {
+    } else if let Some(kind) = interpretation {
         super::internal::key_value(w, kind, path)?;
     } else {
         w.data("Key", true)?;
