@@ -58,9 +58,7 @@ fn array_extras(tree: &Tree, parent: NodeId, id: NodeId) -> Option<Extras> {
         "InnerMessages" => false,
         _ => return None,
     };
-    if tree.child(parent, "Magic").is_none() {
-        return None;
-    }
+    tree.child(parent, "Magic")?;
     let content = Span {
         start: n.offset + n.hdr as u32,
         len: n.len.saturating_sub(n.hdr as u32),
