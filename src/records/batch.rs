@@ -6,7 +6,7 @@ use super::read::{Fail, R};
 use super::{control, AsType, RecordsContext, W};
 use crate::diag::{Diagnostic, FieldPath};
 use crate::limits::{MAX_MALFORMED_RECORDS_IN_A_ROW, MAX_NODES_PER_TREE};
-use crate::wire::tree::{Kind, Span, Tree, Value};
+use crate::wire::tree::{Entity, Kind, Node, Span, Tree, Value};
 
 /// Bytes of a v2 batch before its records (`RECORD_BATCH_OVERHEAD`).
 pub const HEADER_LEN: u32 = 61;
@@ -304,6 +304,18 @@ fn record(
     path: FieldPath<'_>,
     region_end: u32,
 ) -> bool {
+    (interpretation.is_none() && !info.control && plain_record(w, info))
+        || any_record(w, info, interpretation, path, region_end)
+}
+
+/// [`record`] for any record, whatever it holds and whatever is wrong with it.
+fn any_record(
+    w: &mut W,
+    info: &BatchInfo,
+    interpretation: Option<AsType>,
+    path: FieldPath<'_>,
+    region_end: u32,
+) -> bool {
     let at = w.rd.pos;
     let len = match w.rd.varint(w.t.buf(w.buf), "record length") {
         Ok(n) if n >= 0 && n as u32 <= w.rd.remaining() => n as u32,
@@ -354,6 +366,149 @@ fn record(
     w.rd.end = saved_end;
     w.rd.pos = rend;
     clean
+}
+
+/// A record as nearly every one is (not control, not of an internal topic, no headers, nothing
+/// to report), read whole before its nine nodes are pushed at once: the nodes [`any_record`]
+/// pushes for it, field for field. False, with nothing pushed and the cursor where it was, for
+/// any other record, which the general path then reads.
+fn plain_record(w: &mut W, info: &BatchInfo) -> bool {
+    const NODES: usize = 9;
+    if w.t.nodes.len() + NODES > MAX_NODES_PER_TREE {
+        return false;
+    }
+    let d = w.t.buf(w.buf);
+    let mut rd = w.rd;
+    let at = rd.pos;
+    let Some(len) = rd.varint(d, "").ok().and_then(|n| u32::try_from(n).ok()) else {
+        return false;
+    };
+    if len > rd.remaining() {
+        return false;
+    }
+    let (body, rend) = (rd.pos, rd.pos + len);
+    rd.end = rend;
+    let Ok(attributes) = rd.i8(d, "") else {
+        return false;
+    };
+    let ts_at = rd.pos;
+    let Ok(ts_delta) = rd.varlong(d, "") else {
+        return false;
+    };
+    let off_at = rd.pos;
+    let Ok(off_delta) = rd.varint(d, "") else {
+        return false;
+    };
+    let after_off = rd.pos;
+    // Key and value: a varint length, -1 for null, and that many bytes.
+    let data = |rd: &mut super::read::Rd| -> Option<(u32, u16, Value)> {
+        let at = rd.pos;
+        let n = rd.varint(d, "").ok()?;
+        let hdr = (rd.pos - at) as u16;
+        let v = match n {
+            -1 => Value::Null,
+            n if n >= 0 && n as u32 <= rd.remaining() => {
+                let s = Span {
+                    start: rd.pos,
+                    len: n as u32,
+                };
+                rd.pos += n as u32;
+                Value::Data(s)
+            }
+            _ => return None,
+        };
+        Some((at, hdr, v))
+    };
+    let Some((key_at, key_hdr, key)) = data(&mut rd) else {
+        return false;
+    };
+    let key_end = rd.pos;
+    let Some((value_at, value_hdr, value)) = data(&mut rd) else {
+        return false;
+    };
+    let value_end = rd.pos;
+    if !matches!(rd.varint(d, ""), Ok(0)) || rd.pos != rend {
+        return false;
+    }
+    let ts = if info.log_append_time {
+        info.max_timestamp
+    } else {
+        info.base_timestamp.wrapping_add(ts_delta)
+    };
+    let id = w.t.nodes.len() as u32;
+    let node = |i: u32, name, kind, value, offset: u32, len: u32, hdr: u16| Node {
+        name,
+        kind,
+        value,
+        buf: w.buf,
+        hdr,
+        offset,
+        len,
+        end: id + i + 1,
+        entity: Entity::None,
+    };
+    let int =
+        |i, name, v: i64, offset, len| node(i, name, Kind::Scalar, Value::Int(v), offset, len, 0);
+    let mut record = node(
+        0,
+        "",
+        Kind::Struct,
+        Value::None,
+        at,
+        rend - at,
+        (body - at) as u16,
+    );
+    record.end = id + NODES as u32;
+    let nodes: [Node; NODES] = [
+        record,
+        int(1, "Attributes", i64::from(attributes), body, 1),
+        int(2, "TimestampDelta", ts_delta, ts_at, off_at - ts_at),
+        int(3, "Timestamp", ts, off_at, 0),
+        int(
+            4,
+            "OffsetDelta",
+            i64::from(off_delta),
+            off_at,
+            after_off - off_at,
+        ),
+        int(
+            5,
+            "Offset",
+            info.base_offset.wrapping_add(i64::from(off_delta)),
+            after_off,
+            0,
+        ),
+        node(
+            6,
+            "Key",
+            Kind::Scalar,
+            key,
+            key_at,
+            key_end - key_at,
+            key_hdr,
+        ),
+        node(
+            7,
+            "Value",
+            Kind::Scalar,
+            value,
+            value_at,
+            value_end - value_at,
+            value_hdr,
+        ),
+        node(
+            8,
+            "Headers",
+            Kind::Array,
+            Value::None,
+            value_end,
+            rend - value_end,
+            (rend - value_end) as u16,
+        ),
+    ];
+    w.t.push_nodes(&nodes);
+    w.rd.pos = rend;
+    true
 }
 
 fn record_body(
@@ -447,4 +602,107 @@ fn header(w: &mut W, path: FieldPath<'_>, i: i32) -> R<()> {
     let id = w.t.leaf("Key", Value::Str(s), w.buf, at, w.rd.pos - at);
     w.t.node_mut(id).hdr = hdr;
     w.data("Value", true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Kafka's zig-zag varint.
+    fn varint(out: &mut Vec<u8>, v: i64) {
+        let mut z = ((v << 1) ^ (v >> 63)) as u64;
+        while z >= 0x80 {
+            out.push(z as u8 | 0x80);
+            z >>= 7;
+        }
+        out.push(z as u8);
+    }
+
+    /// A record body (after its length): attributes, deltas, key, value, headers count.
+    fn body(ts: i64, off: i64, key: Option<&[u8]>, value: Option<&[u8]>, headers: i64) -> Vec<u8> {
+        let mut b = vec![0u8];
+        varint(&mut b, ts);
+        varint(&mut b, off);
+        for d in [key, value] {
+            match d {
+                None => varint(&mut b, -1),
+                Some(d) => {
+                    varint(&mut b, d.len() as i64);
+                    b.extend_from_slice(d);
+                }
+            }
+        }
+        varint(&mut b, headers);
+        if headers > 0 {
+            b.extend_from_slice(&[2, b'h', 2, b'v']);
+        }
+        b
+    }
+
+    fn framed(body: &[u8], extra: i64) -> Vec<u8> {
+        let mut r = Vec::new();
+        varint(&mut r, body.len() as i64 + extra);
+        r.extend_from_slice(body);
+        r
+    }
+
+    /// One record read by `plain_record` (when it takes it) and by `any_record`, from the same
+    /// bytes: the same nodes, and the cursor at the same place.
+    #[test]
+    fn a_plain_record_is_read_as_the_general_path_reads_it() {
+        let big = vec![b'x'; 300];
+        let cases: Vec<(Vec<u8>, bool)> = vec![
+            (framed(&body(0, 0, Some(b"k"), Some(b"value"), 0), 0), true),
+            (framed(&body(-5, 1, None, Some(b""), 0), 0), true),
+            (framed(&body(123_456_789, 70, Some(b""), None, 0), 0), true),
+            (framed(&body(-1, 3, Some(&big), Some(&big), 0), 0), true),
+            // Headers, a length the fields do not fill, a value running past the record,
+            // a length past the batch: the general path's.
+            (framed(&body(0, 0, Some(b"k"), Some(b"v"), 1), 0), false),
+            (framed(&body(0, 0, Some(b"k"), Some(b"v"), 0), 1), false),
+            (framed(&body(0, 0, Some(b"k"), Some(b"v"), 0), -2), false),
+            (framed(&body(0, 0, Some(b"k"), Some(b"v"), 0), 40), false),
+        ];
+        for (append_time, (bytes, plain)) in [false, true]
+            .into_iter()
+            .flat_map(|a| cases.iter().map(move |c| (a, c)))
+        {
+            let info = BatchInfo {
+                base_offset: 1_000,
+                base_timestamp: 1_700_000_000_000,
+                max_timestamp: 1_700_000_000_999,
+                log_append_time: append_time,
+                control: false,
+            };
+            let read = |fast: bool| {
+                let mut t = Tree::new();
+                t.reset(bytes);
+                let mut w = W::new(&mut t, 0, 0, bytes.len() as u32);
+                let took = if fast {
+                    plain_record(&mut w, &info)
+                } else {
+                    any_record(
+                        &mut w,
+                        &info,
+                        None,
+                        FieldPath::from("r"),
+                        bytes.len() as u32,
+                    )
+                };
+                let pos = w.rd.pos;
+                (took, pos, t.nodes, t.diags.len())
+            };
+            let (took, pos, nodes, _) = read(true);
+            assert_eq!(took, *plain, "{bytes:02x?}");
+            if !took {
+                assert!(nodes.is_empty());
+                assert_eq!(pos, 0);
+                continue;
+            }
+            let (clean, gpos, gnodes, diags) = read(false);
+            assert!(clean && diags == 0, "{bytes:02x?}");
+            assert_eq!((pos, &nodes), (gpos, &gnodes), "{bytes:02x?}");
+            assert_eq!(nodes.len(), 9);
+        }
+    }
 }

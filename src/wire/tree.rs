@@ -447,6 +447,16 @@ impl Tree {
         }
     }
 
+    /// Pushes `nodes` at once, as consecutive [`Tree::open`]/[`Tree::leaf`] calls would, their
+    /// `end`s already set (one check for room, one copy). The caller checks the node budget.
+    pub(crate) fn push_nodes(&mut self, nodes: &[Node]) {
+        let (len, cap) = (self.nodes.len(), self.nodes.capacity());
+        if len + nodes.len() > cap {
+            growth::before_push(len, cap, nodes.len(), std::mem::size_of::<Node>());
+        }
+        self.nodes.extend_from_slice(nodes);
+    }
+
     /// Closes a container opened with [`Tree::open`]: its span ends at `end_offset` and it owns
     /// every node pushed since.
     pub fn close(&mut self, id: NodeId, end_offset: u32) {
