@@ -23,6 +23,25 @@ pub(crate) struct BatchInfo {
     pub control: bool,
 }
 
+impl BatchInfo {
+    /// A record's timestamp: the batch's maximum under LogAppendTime, else the base plus the
+    /// record's delta.
+    #[inline]
+    fn timestamp(&self, delta: i64) -> i64 {
+        if self.log_append_time {
+            self.max_timestamp
+        } else {
+            self.base_timestamp.wrapping_add(delta)
+        }
+    }
+
+    /// A record's offset: the base plus the record's delta.
+    #[inline]
+    fn offset(&self, delta: i32) -> i64 {
+        self.base_offset.wrapping_add(i64::from(delta))
+    }
+}
+
 /// Decodes one complete v2 batch of `total` bytes at `at` as an array element.
 pub(crate) fn decode_v2(
     t: &mut Tree,
@@ -400,41 +419,18 @@ fn plain_record(w: &mut W, info: &BatchInfo) -> bool {
         return false;
     };
     let after_off = rd.pos;
-    // Key and value: a varint length, -1 for null, and that many bytes.
-    let data = |rd: &mut super::read::Rd| -> Option<(u32, u16, Value)> {
-        let at = rd.pos;
-        let n = rd.varint(d, "").ok()?;
-        let hdr = (rd.pos - at) as u16;
-        let v = match n {
-            -1 => Value::Null,
-            n if n >= 0 && n as u32 <= rd.remaining() => {
-                let s = Span {
-                    start: rd.pos,
-                    len: n as u32,
-                };
-                rd.pos += n as u32;
-                Value::Data(s)
-            }
-            _ => return None,
-        };
-        Some((at, hdr, v))
-    };
-    let Some((key_at, key_hdr, key)) = data(&mut rd) else {
+    let Ok((key_at, key_hdr, key)) = rd.len_prefixed(d, "", true) else {
         return false;
     };
     let key_end = rd.pos;
-    let Some((value_at, value_hdr, value)) = data(&mut rd) else {
+    let Ok((value_at, value_hdr, value)) = rd.len_prefixed(d, "", true) else {
         return false;
     };
     let value_end = rd.pos;
     if !matches!(rd.varint(d, ""), Ok(0)) || rd.pos != rend {
         return false;
     }
-    let ts = if info.log_append_time {
-        info.max_timestamp
-    } else {
-        info.base_timestamp.wrapping_add(ts_delta)
-    };
+    let data = |s: Option<Span>| s.map(Value::Data).unwrap_or(Value::Null);
     let id = w.t.nodes.len() as u32;
     let node = |i: u32, name, kind, value, offset: u32, len: u32, hdr: u16| Node {
         name,
@@ -463,7 +459,7 @@ fn plain_record(w: &mut W, info: &BatchInfo) -> bool {
         record,
         int(1, "Attributes", i64::from(attributes), body, 1),
         int(2, "TimestampDelta", ts_delta, ts_at, off_at - ts_at),
-        int(3, "Timestamp", ts, off_at, 0),
+        int(3, "Timestamp", info.timestamp(ts_delta), off_at, 0),
         int(
             4,
             "OffsetDelta",
@@ -471,18 +467,12 @@ fn plain_record(w: &mut W, info: &BatchInfo) -> bool {
             off_at,
             after_off - off_at,
         ),
-        int(
-            5,
-            "Offset",
-            info.base_offset.wrapping_add(i64::from(off_delta)),
-            after_off,
-            0,
-        ),
+        int(5, "Offset", info.offset(off_delta), after_off, 0),
         node(
             6,
             "Key",
             Kind::Scalar,
-            key,
+            data(key),
             key_at,
             key_end - key_at,
             key_hdr,
@@ -491,7 +481,7 @@ fn plain_record(w: &mut W, info: &BatchInfo) -> bool {
             7,
             "Value",
             Kind::Scalar,
-            value,
+            data(value),
             value_at,
             value_end - value_at,
             value_hdr,
@@ -519,17 +509,9 @@ fn record_body(
 ) -> R<()> {
     w.int("Attributes", 1)?;
     let ts_delta = w.varlong("TimestampDelta")?;
-    let ts = if info.log_append_time {
-        info.max_timestamp
-    } else {
-        info.base_timestamp.wrapping_add(ts_delta)
-    };
-    w.derived("Timestamp", Value::Int(ts));
+    w.derived("Timestamp", Value::Int(info.timestamp(ts_delta)));
     let off_delta = w.varint("OffsetDelta")?;
-    w.derived(
-        "Offset",
-        Value::Int(info.base_offset.wrapping_add(off_delta as i64)),
-    );
+    w.derived("Offset", Value::Int(info.offset(off_delta)));
     if info.control {
         let ty = control::key(w, path)?;
         control::value(w, ty, path)?;
@@ -608,15 +590,7 @@ fn header(w: &mut W, path: FieldPath<'_>, i: i32) -> R<()> {
 mod tests {
     use super::*;
 
-    /// Kafka's zig-zag varint.
-    fn varint(out: &mut Vec<u8>, v: i64) {
-        let mut z = ((v << 1) ^ (v >> 63)) as u64;
-        while z >= 0x80 {
-            out.push(z as u8 | 0x80);
-            z >>= 7;
-        }
-        out.push(z as u8);
-    }
+    use crate::records::encode::put_varlong as varint;
 
     /// A record body (after its length): attributes, deltas, key, value, headers count.
     fn body(ts: i64, off: i64, key: Option<&[u8]>, value: Option<&[u8]>, headers: i64) -> Vec<u8> {

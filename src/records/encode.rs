@@ -337,7 +337,7 @@ fn attributes(s: &S, v2: bool) -> R<i64> {
 }
 
 /// Zig-zag varint (records use signed varints).
-fn put_varlong(out: &mut Vec<u8>, v: i64) {
+pub(crate) fn put_varlong(out: &mut Vec<u8>, v: i64) {
     let mut z = ((v << 1) ^ (v >> 63)) as u64;
     while z >= 0x80 {
         out.push((z as u8) | 0x80);

@@ -370,40 +370,7 @@ impl<'t> W<'t> {
     /// (`None` for length -1, null). Pushes nothing.
     #[inline(always)]
     pub fn len_prefixed(&mut self, name: &str, varint: bool) -> R<(u32, u16, Option<Span>)> {
-        let at = self.rd.pos;
-        let d = self.t.buf(self.buf);
-        let n = if varint {
-            self.rd.varint(d, name)?
-        } else {
-            self.rd.i32(d, name)?
-        };
-        let hdr = (self.rd.pos - at) as u16;
-        if n == -1 {
-            return Ok((at, hdr, None));
-        }
-        if n < -1 {
-            return Err(Fail::new(
-                "negative-length",
-                at,
-                format!("{name}: length {n}, expected -1 (null) or ≥ 0"),
-            ));
-        }
-        if n as u32 > self.rd.remaining() {
-            return Err(Fail::new(
-                "truncated",
-                at,
-                format!(
-                    "{name}: declares {n} bytes, only {} remain",
-                    self.rd.remaining()
-                ),
-            ));
-        }
-        let s = Span {
-            start: self.rd.pos,
-            len: n as u32,
-        };
-        self.rd.pos += n as u32;
-        Ok((at, hdr, Some(s)))
+        self.rd.len_prefixed(self.t.buf(self.buf), name, varint)
     }
 
     /// A length-prefixed data member (record key, value, header value): `Value::Data`, or

@@ -5,6 +5,7 @@
 //! Nothing here panics on any input.
 
 use crate::wire::cursor::{Cursor, ReadError, VarintForm};
+use crate::wire::tree::Span;
 
 /// Why a read failed: a stable diagnostic code, the byte offset in the buffer, and what was
 /// expected there.
@@ -169,6 +170,59 @@ impl Rd {
         match self.array::<8>(d) {
             Some(a) => Ok(i64::from_be_bytes(a)),
             None => self.fixed(d, 8, what, Cursor::i64),
+        }
+    }
+
+    /// A length prefix (zig-zag varint when `varint`, else int32) and the bytes it declares,
+    /// checked to be in the window: where the prefix started, its size, and the content
+    /// (`None` for length -1, null), the position past it.
+    #[inline(always)]
+    pub fn len_prefixed(
+        &mut self,
+        d: &[u8],
+        name: &str,
+        varint: bool,
+    ) -> R<(u32, u16, Option<Span>)> {
+        let at = self.pos;
+        let n = if varint {
+            self.varint(d, name)?
+        } else {
+            self.i32(d, name)?
+        };
+        let hdr = (self.pos - at) as u16;
+        if n == -1 {
+            return Ok((at, hdr, None));
+        }
+        if n < -1 || n as u32 > self.remaining() {
+            return Err(self.bad_length(at, name, n));
+        }
+        let s = Span {
+            start: self.pos,
+            len: n as u32,
+        };
+        self.pos += n as u32;
+        Ok((at, hdr, Some(s)))
+    }
+
+    /// Why a length prefix `n` read at `at` is refused (out of line: the hot path only tests).
+    #[cold]
+    #[inline(never)]
+    fn bad_length(&self, at: u32, name: &str, n: i32) -> Fail {
+        if n < -1 {
+            Fail::new(
+                "negative-length",
+                at,
+                format!("{name}: length {n}, expected -1 (null) or ≥ 0"),
+            )
+        } else {
+            Fail::new(
+                "truncated",
+                at,
+                format!(
+                    "{name}: declares {n} bytes, only {} remain",
+                    self.remaining()
+                ),
+            )
         }
     }
 
@@ -369,6 +423,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_length_prefix_takes_what_remains_and_not_a_byte_more() {
+        // Zig-zag 3 (0x06), then three bytes: all of the window.
+        let d = [0x06, b'a', b'b', b'c', b'd'];
+        let mut r = Rd::new(&d, 0, 4);
+        assert_eq!(
+            r.len_prefixed(&d, "v", true),
+            Ok((0, 1, Some(Span { start: 1, len: 3 })))
+        );
+        assert!(r.at_end());
+        // Zig-zag 4 (0x08): one more than the window holds, though the buffer has it.
+        let d = [0x08, b'a', b'b', b'c', b'd'];
+        let mut r = Rd::new(&d, 0, 4);
+        let e = r.len_prefixed(&d, "v", true).unwrap_err();
+        assert_eq!((e.code, e.offset), ("truncated", 0));
+        assert_eq!(e.message, "v: declares 4 bytes, only 3 remain");
+        // -1 is null; -2 is refused; an int32 prefix reads the same way.
+        let mut r = Rd::new(&[0x01], 0, 1);
+        assert_eq!(r.len_prefixed(&[0x01], "v", true), Ok((0, 1, None)));
+        let mut r = Rd::new(&[0x03], 0, 1);
+        assert_eq!(
+            r.len_prefixed(&[0x03], "v", true).unwrap_err().code,
+            "negative-length"
+        );
+        let d = [0, 0, 0, 2, b'x', b'y'];
+        let mut r = Rd::new(&d, 0, 6);
+        assert_eq!(
+            r.len_prefixed(&d, "v", false),
+            Ok((0, 4, Some(Span { start: 4, len: 2 })))
+        );
     }
 
     #[test]
