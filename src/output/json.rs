@@ -44,7 +44,36 @@ pub struct JsonOptions {
 /// Record values make up most of a capture's JSON, so the common case (nothing to escape) is
 /// found a whole chunk at a time and copied in runs.
 pub fn write_str<W: Write + ?Sized>(w: &mut W, s: &str) -> io::Result<()> {
-    write_str_from(w, s, 0)
+    match write_short_clean(w, b"\"", s.as_bytes(), b"\"") {
+        Some(done) => done,
+        None => write_str_from(w, s, 0),
+    }
+}
+
+/// Writes `pre`, `b` and `post` (each of `pre` and `post` at most 2 bytes) in one piece when `b`
+/// is at most [`SHORT_KEY`] bytes and needs no escaping: `b` is copied once, between them,
+/// padded with a clean byte and checked 32 bytes at once there. `None`, with nothing written,
+/// otherwise. Member names and the short strings of a PDU (topics, client ids, labels) take it.
+#[inline(always)]
+fn write_short_clean<W: Write + ?Sized>(
+    w: &mut W,
+    pre: &[u8],
+    b: &[u8],
+    post: &[u8],
+) -> Option<io::Result<()>> {
+    if b.len() > SHORT_KEY || pre.len() > 2 || post.len() > 2 {
+        return None;
+    }
+    let mut out = [b'a'; SHORT_KEY + 4];
+    let from = 2 - pre.len();
+    out[from..2].copy_from_slice(pre);
+    out[2..2 + b.len()].copy_from_slice(b);
+    if !clean_chunk::<false>(&out[2..2 + SHORT_KEY]) {
+        return None;
+    }
+    let end = 2 + b.len() + post.len();
+    out[2 + b.len()..end].copy_from_slice(post);
+    Some(w.write_all(&out[from..end]))
 }
 
 /// [`write_str`] when the first `clean` bytes of `s` are already known to need no escaping.
@@ -75,22 +104,17 @@ fn write_str_from<W: Write + ?Sized>(w: &mut W, s: &str, clean: usize) -> io::Re
 }
 
 /// Writes `,"name":` (the comma when `comma`). Members are most of what the printer writes:
-/// a clean name (every schema name) of up to [`SHORT_KEY`] bytes is copied once, between its
-/// quotes, checked 32 bytes at once there, and written in one piece; others as any string.
+/// a clean name (every schema name) of up to [`SHORT_KEY`] bytes is written in one piece
+/// ([`write_short_clean`]); others as any string.
 #[inline]
 fn write_key<W: Write + ?Sized>(w: &mut W, name: &str, comma: bool) -> io::Result<()> {
     let b = name.as_bytes();
-    if b.len() <= SHORT_KEY {
-        // `,"` then the name padded with a clean byte to 32, checked whole; then `":`.
-        let mut out = [b'a'; SHORT_KEY + 4];
-        out[..2].copy_from_slice(b",\"");
-        out[2..2 + b.len()].copy_from_slice(b);
-        if clean_chunk::<false>(&out[2..2 + SHORT_KEY]) {
-            out[2 + b.len()..4 + b.len()].copy_from_slice(b"\":");
-            return w.write_all(&out[usize::from(!comma)..4 + b.len()]);
-        }
-    } else if clean_prefix::<false>(b) == b.len() {
-        w.write_all(if comma { b",\"" } else { b"\"" })?;
+    let pre: &[u8] = if comma { b",\"" } else { b"\"" };
+    if let Some(done) = write_short_clean(w, pre, b, b"\":") {
+        return done;
+    }
+    if b.len() > SHORT_KEY && clean_prefix::<false>(b) == b.len() {
+        w.write_all(pre)?;
         w.write_all(b)?;
         return w.write_all(b"\":");
     }
@@ -147,7 +171,7 @@ fn clean_prefix<const ASCII: bool>(b: &[u8]) -> usize {
 /// Writes data that may be text: `{"text":"…"}` when it is valid UTF-8, else
 /// `{"base64":"…"}`. Plain ASCII (the usual record value) is validated and scanned for escapes
 /// in one pass.
-fn write_text_or_base64<W: Write + ?Sized>(w: &mut W, b: &[u8]) -> io::Result<()> {
+pub(crate) fn write_text_or_base64<W: Write + ?Sized>(w: &mut W, b: &[u8]) -> io::Result<()> {
     let clean = clean_prefix::<true>(b);
     if clean == b.len() {
         // Plain ASCII throughout: valid UTF-8 with nothing to escape.

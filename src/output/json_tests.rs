@@ -509,6 +509,29 @@ fn write_str_chunk_scan_matches_bytewise_escaping() {
     }
 }
 
+/// One byte to escape in an otherwise clean string, at every place of every length around the
+/// one-piece path's 32 bytes: `write_str` escapes it as a byte-by-byte escaper does, and a
+/// member name holding it reads back as itself.
+#[test]
+fn one_special_byte_is_escaped_wherever_it_falls() {
+    for len in 1..=70 {
+        for at in 0..len {
+            for c in ['"', '\\', '\n', '\u{1}', '\u{7f}'] {
+                let s: String = (0..len).map(|i| if i == at { c } else { 'k' }).collect();
+                let mut out = Vec::new();
+                write_str(&mut out, &s).unwrap();
+                assert_eq!(String::from_utf8(out).unwrap(), bytewise(&s), "input {s:?}");
+                let mut v = b"{".to_vec();
+                write_key(&mut v, &s, false).unwrap();
+                v.extend_from_slice(b"1}");
+                let back: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_slice(&v).unwrap();
+                assert_eq!(back.keys().next().map(String::as_str), Some(s.as_str()));
+            }
+        }
+    }
+}
+
 /// Record data prints as `{"text":…}` exactly when it is valid UTF-8 (escaped as a byte-by-byte
 /// escaper would), else as base64 — whether the first non-ASCII or escaped byte comes early,
 /// late, after whole chunks, or never.

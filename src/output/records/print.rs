@@ -5,7 +5,7 @@ use super::{each_record, log_place, Record};
 use crate::diag::Diagnostic;
 use crate::engine::parallel::{Shared, Turn};
 use crate::engine::{Half, InputInfo, Sink, Split};
-use crate::output::json::{write_base64, write_int, write_str, write_value, JsonOptions};
+use crate::output::json::{write_int, write_str, write_text_or_base64, write_value, JsonOptions};
 use crate::pdu::{Origin, Pdu};
 use crate::wire::tree::Value;
 use std::io::{self, Write};
@@ -122,6 +122,8 @@ pub struct RecordPrinter<W: Write> {
     /// The input being read (log files: the records' file), from `begin_input`.
     input: String,
     pub records: u64,
+    /// JSON Lines: the members every record of the PDU being printed shares.
+    head: JsonHead,
     /// The capture notes and log findings met (they are not records), as
     /// `INPUT: [code] message` lines, the first [`MAX_NOTES`]; the rest are counted.
     pub notes: Vec<String>,
@@ -144,6 +146,7 @@ impl<W: Write> RecordPrinter<W> {
             default,
             input: String::new(),
             records: 0,
+            head: JsonHead::default(),
             notes: Vec::new(),
             notes_dropped: 0,
         }
@@ -157,6 +160,7 @@ impl<W: Write> RecordPrinter<W> {
             default: self.default,
             input: self.input.clone(),
             records: 0,
+            head: JsonHead::default(),
             notes: Vec::new(),
             notes_dropped: 0,
         }
@@ -169,7 +173,7 @@ impl<W: Write> RecordPrinter<W> {
     fn record(&mut self, pdu: &Pdu, input: &str, r: &Record<'_>) -> io::Result<()> {
         self.records += 1;
         match self.format {
-            RecordsFormat::Jsonl => write_json(&mut self.w, pdu, input, r),
+            RecordsFormat::Jsonl => write_json(&mut self.w, &self.head, pdu, r),
             RecordsFormat::Line => {
                 let w = &mut self.w;
                 for p in &self.template.pieces {
@@ -206,6 +210,9 @@ impl<W: Write> Sink for RecordPrinter<W> {
             }
         }
         let name = std::mem::take(&mut self.input);
+        if self.format == RecordsFormat::Jsonl {
+            self.head.set(pdu, &name)?;
+        }
         let r = each_record(pdu, log_place(&name), &mut |r| self.record(pdu, &name, r));
         self.input = name;
         r
@@ -435,18 +442,7 @@ fn write_code<W: Write + ?Sized>(
 fn write_json_data<W: Write + ?Sized>(w: &mut W, d: Option<&[u8]>) -> io::Result<()> {
     match d {
         None => w.write_all(b"null"),
-        Some(b) => match std::str::from_utf8(b) {
-            Ok(s) => {
-                w.write_all(b"{\"text\":")?;
-                write_str(w, s)?;
-                w.write_all(b"}")
-            }
-            Err(_) => {
-                w.write_all(b"{\"base64\":")?;
-                write_base64(w, b)?;
-                w.write_all(b"}")
-            }
-        },
+        Some(b) => write_text_or_base64(w, b),
     }
 }
 
@@ -457,19 +453,61 @@ fn write_json_opt<W: Write + ?Sized>(w: &mut W, v: Option<i64>) -> io::Result<()
     }
 }
 
-/// One record as a JSON object (keys documented in the README's records section).
+/// The members of a record's JSON object that are the same for every record of a PDU, written
+/// once per PDU rather than once per record: `{"input":…,"frame":…` and
+/// `,"direction":…,"client":…,"client_id":…`. A log file's records each have a
+/// `file_offset`, which goes between the two.
+#[derive(Default)]
+struct JsonHead {
+    start: Vec<u8>,
+    conn: Vec<u8>,
+    /// A log file's batch, whose records carry `file_offset`.
+    log: bool,
+}
+
+impl JsonHead {
+    fn set(&mut self, pdu: &Pdu, input: &str) -> io::Result<()> {
+        self.log = pdu.api_key.is_none() && pdu.origin.frame.is_none();
+        let w = &mut self.start;
+        w.clear();
+        w.write_all(b"{\"input\":")?;
+        write_str(w, input)?;
+        w.write_all(b",\"frame\":")?;
+        write_json_opt(w, pdu.origin.frame.map(|f| f as i64))?;
+        let w = &mut self.conn;
+        w.clear();
+        w.write_all(b",\"direction\":")?;
+        match pdu.direction {
+            Some(d) => write_str(w, d.as_str())?,
+            None => w.write_all(b"null")?,
+        }
+        w.write_all(b",\"client\":")?;
+        match client_addr(pdu) {
+            Some(a) => write!(w, "\"{a}\"")?,
+            None => w.write_all(b"null")?,
+        }
+        w.write_all(b",\"client_id\":")?;
+        match client_id(pdu).map(String::from_utf8_lossy) {
+            Some(c) => write_str(w, &c),
+            None => w.write_all(b"null"),
+        }
+    }
+}
+
+fn write_bool<W: Write + ?Sized>(w: &mut W, b: bool) -> io::Result<()> {
+    w.write_all(if b { b"true" } else { b"false" })
+}
+
+/// One record as a JSON object (keys documented in the README's records section); `head` is
+/// set for its PDU.
 fn write_json<W: Write + ?Sized>(
     w: &mut W,
+    head: &JsonHead,
     pdu: &Pdu,
-    input: &str,
     r: &Record<'_>,
 ) -> io::Result<()> {
-    let log = pdu.api_key.is_none() && pdu.origin.frame.is_none();
-    w.write_all(b"{\"input\":")?;
-    write_str(w, input)?;
-    w.write_all(b",\"frame\":")?;
-    write_json_opt(w, pdu.origin.frame.map(|f| f as i64))?;
-    if log {
+    w.write_all(&head.start)?;
+    if head.log {
         w.write_all(b",\"file_offset\":")?;
         let at = pdu
             .origin
@@ -477,21 +515,7 @@ fn write_json<W: Write + ?Sized>(
             .map(|s| (s + r.batch_at as u64) as i64);
         write_json_opt(w, at)?;
     }
-    w.write_all(b",\"direction\":")?;
-    match pdu.direction {
-        Some(d) => write_str(w, d.as_str())?,
-        None => w.write_all(b"null")?,
-    }
-    w.write_all(b",\"client\":")?;
-    match client_addr(pdu) {
-        Some(a) => write!(w, "\"{a}\"")?,
-        None => w.write_all(b"null")?,
-    }
-    w.write_all(b",\"client_id\":")?;
-    match client_id(pdu).map(String::from_utf8_lossy) {
-        Some(c) => write_str(w, &c)?,
-        None => w.write_all(b"null")?,
-    }
+    w.write_all(&head.conn)?;
     w.write_all(b",\"topic\":")?;
     match r.topic {
         Some(t) => write_str(w, t)?,
@@ -533,13 +557,17 @@ fn write_json<W: Write + ?Sized>(
     write_json_opt(w, r.producer_epoch)?;
     w.write_all(b",\"sequence\":")?;
     write_json_opt(w, r.sequence)?;
-    write!(
-        w,
-        ",\"transactional\":{},\"control\":{},\"codec\":\"{}\",\"magic\":{},\"crc_ok\":",
-        r.transactional, r.control, r.codec, r.magic
-    )?;
+    w.write_all(b",\"transactional\":")?;
+    write_bool(w, r.transactional)?;
+    w.write_all(b",\"control\":")?;
+    write_bool(w, r.control)?;
+    w.write_all(b",\"codec\":")?;
+    write_str(w, r.codec)?;
+    w.write_all(b",\"magic\":")?;
+    write_int(w, r.magic.into())?;
+    w.write_all(b",\"crc_ok\":")?;
     match r.crc_ok {
-        Some(ok) => write!(w, "{ok}")?,
+        Some(ok) => write_bool(w, ok)?,
         None => w.write_all(b"null")?,
     }
     w.write_all(b"}\n")
