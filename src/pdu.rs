@@ -1,7 +1,7 @@
 //! A Kafka PDU as it flows from the inputs to the printers: where it came from, what it is,
 //! and its decoded tree.
 
-use crate::wire::tree::{NodeId, Tree};
+use crate::wire::tree::{NodeId, Tree, Value};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -84,6 +84,27 @@ impl Pdu {
             .ok()
             .and_then(|i| self.topic_names.get(i))
             .map(|(_, s)| s.as_str())
+    }
+
+    /// The `ClientId` of a request's header, as on the wire (not always UTF-8); `None` when
+    /// null, absent (request header v0) or not a request.
+    pub fn header_client_id(&self) -> Option<&[u8]> {
+        let t = &self.tree;
+        let h = t.nodes.first().and_then(|_| t.child(0, "header"))?;
+        let n = t.node(t.child(h, "ClientId")?);
+        match n.value {
+            Value::Str(s) => Some(t.bytes(n.buf, s)),
+            _ => None,
+        }
+    }
+
+    /// The client id the capture gave the PDU (a response's, from its request), else its
+    /// header's ([`Pdu::header_client_id`]).
+    pub fn client_id(&self) -> Option<&[u8]> {
+        match &self.origin.client_id {
+            Some(c) => Some(c.as_bytes()),
+            None => self.header_client_id(),
+        }
     }
 }
 

@@ -429,19 +429,11 @@ fn close_to(a: &str, b: &str) -> bool {
 /// A request's client id from its header, else the one the capture gave the PDU (a response's,
 /// from its request).
 fn client_id(pdu: &Pdu) -> Option<Value<'_>> {
-    if let Some(c) = &pdu.origin.client_id {
-        return Some(Value::Text(c));
-    }
-    let t = &pdu.tree;
-    let h = t.nodes.first().and_then(|_| t.child(0, "header"))?;
-    let c = t.child(h, "ClientId")?;
-    let n = t.node(c);
-    match n.value {
-        V::Str(s) => Some(Value::Str(t.bytes(n.buf, s))),
-        _ => None,
+    match &pdu.origin.client_id {
+        Some(c) => Some(Value::Text(c)),
+        None => pdu.header_client_id().map(Value::Str),
     }
 }
-
 fn has_topic_member(t: &Tree, id: NodeId) -> bool {
     t.children(id)
         .any(|c| matches!(t.node(c).entity, Entity::TopicName | Entity::TopicId))

@@ -8,7 +8,6 @@ use crate::engine::{Half, Sink};
 use crate::output::records::{each_record, log_place, Record};
 use crate::pdu::{Origin, Pdu};
 use crate::query::{Field as Fact, Value as QValue};
-use crate::wire::tree::Value;
 use arrow_array::builder::{
     ArrayBuilder, BinaryBuilder, Float64Builder, Int16Builder, Int32Builder, ListBuilder,
     StringBuilder, StructBuilder, TimestampNanosecondBuilder, UInt32Builder, UInt64Builder,
@@ -94,21 +93,6 @@ pub fn records_schema() -> SchemaRef {
         Field::new("magic", DataType::Int8, false),
         Field::new("crc_ok", DataType::Boolean, true),
     ]))
-}
-
-/// The client id: of the request header, or the one the capture gave a response (its
-/// request's).
-fn client_id(pdu: &Pdu) -> Option<&str> {
-    if let Some(c) = &pdu.origin.client_id {
-        return Some(c);
-    }
-    let t = &pdu.tree;
-    let h = t.nodes.first().and_then(|_| t.child(0, "header"))?;
-    let n = t.node(t.child(h, "ClientId")?);
-    match n.value {
-        Value::Str(s) => std::str::from_utf8(t.bytes(n.buf, s)).ok(),
-        _ => None,
-    }
 }
 
 /// Rows of the `pdus` table being gathered.
@@ -197,7 +181,8 @@ impl PduRows {
             .append_option(pdu.latency_ns.map(|ns| ns as f64 / 1e3));
         let size = pdu.tree.buf(0).len();
         self.size.append_value(size as u32);
-        self.client_id.append_option(client_id(pdu));
+        self.client_id
+            .append_option(pdu.client_id().and_then(|c| std::str::from_utf8(c).ok()));
         self.facts(pdu);
         for d in pdu.tree.diags.iter() {
             if d.severity == Severity::Error {
@@ -400,14 +385,22 @@ impl RecordRows {
         if let Some(c) = &pdu.origin.conn {
             let _ = write!(client, "{}", c.client);
         }
+        let client_id = pdu.client_id().and_then(|c| std::str::from_utf8(c).ok());
         let _ = each_record(pdu, log_place(input), &mut |r| {
-            self.push(pdu, input, &client, r);
+            self.push(pdu, input, (&client, client_id), r);
             Ok(())
         });
         self.client_text = client;
     }
 
-    fn push(&mut self, pdu: &Pdu, input: &str, client: &str, r: &Record<'_>) {
+    /// One record of `pdu`; `client` is its PDU's client address and client id.
+    fn push(
+        &mut self,
+        pdu: &Pdu,
+        input: &str,
+        (client, client_id): (&str, Option<&str>),
+        r: &Record<'_>,
+    ) {
         let o = &pdu.origin;
         let log = pdu.api_key.is_none() && o.frame.is_none();
         // UInt64 columns take the numbers' bits (the pages write them as INT64).
@@ -423,7 +416,7 @@ impl RecordRows {
             .direction
             .push_str(pdu.direction.map(|d| d.as_str()));
         self.cols.client.push_str(o.conn.as_ref().map(|_| client));
-        self.cols.client_id.push_str(client_id(pdu));
+        self.cols.client_id.push_str(client_id);
         self.cols.topic.push_str(r.topic);
         let narrow = |v: Option<i64>, lo: i64, hi: i64| v.filter(|v| (lo..=hi).contains(v));
         self.cols

@@ -7,7 +7,6 @@ use crate::engine::parallel::{Shared, Turn};
 use crate::engine::{Half, InputInfo, Sink, Split};
 use crate::output::json::{write_int, write_str, write_text_or_base64, write_value, JsonOptions};
 use crate::pdu::{Origin, Pdu};
-use crate::wire::tree::Value;
 use std::io::{self, Write};
 use std::sync::Arc;
 
@@ -326,21 +325,6 @@ fn write_opt<W: Write + ?Sized>(w: &mut W, v: Option<i64>) -> io::Result<()> {
     }
 }
 
-/// The client id in the request header, or the one the capture gave a response (its
-/// request's); `None` for a log file.
-fn client_id(pdu: &Pdu) -> Option<&[u8]> {
-    if let Some(c) = &pdu.origin.client_id {
-        return Some(c.as_bytes());
-    }
-    let t = &pdu.tree;
-    let h = t.nodes.first().and_then(|_| t.child(0, "header"))?;
-    let n = t.node(t.child(h, "ClientId")?);
-    match n.value {
-        Value::Str(s) => Some(t.bytes(n.buf, s)),
-        _ => None,
-    }
-}
-
 /// The client's address: the connection's client side.
 fn client_addr(pdu: &Pdu) -> Option<std::net::SocketAddr> {
     pdu.origin.conn.as_ref().map(|c| c.client)
@@ -413,7 +397,7 @@ fn write_code<W: Write + ?Sized>(
             Some(d) => d.as_str().as_bytes(),
             None => b"log",
         }),
-        b'c' => write_data(w, Some(client_id(pdu).unwrap_or(b"-"))),
+        b'c' => write_data(w, Some(pdu.client_id().unwrap_or(b"-"))),
         b'a' => match client_addr(pdu) {
             Some(a) => write!(w, "{a}"),
             None => w.write_all(b"-"),
@@ -487,7 +471,7 @@ impl JsonHead {
             None => w.write_all(b"null")?,
         }
         w.write_all(b",\"client_id\":")?;
-        match client_id(pdu).map(String::from_utf8_lossy) {
+        match pdu.client_id().map(String::from_utf8_lossy) {
             Some(c) => write_str(w, &c),
             None => w.write_all(b"null"),
         }
