@@ -702,4 +702,4 @@ impl Printer<'_> {
 
 #[cfg(test)]
 #[path = "json_tests.rs"]
-mod tests;
+pub(crate) mod tests;
