@@ -57,9 +57,59 @@ pub fn output_path(output: Option<&PathBuf>) -> Option<&Path> {
         .filter(|p| p.as_os_str() != "-")
 }
 
-/// Creates (or truncates) the file `-o` names; the error names it.
+/// Creates the file `-o` names, or replaces the one there (see [`replace`]); the error names it.
 pub fn create(path: &Path) -> Result<File, String> {
-    File::create(path).map_err(|e| format!("{}: {e}", path.display()))
+    match replace(path) {
+        Some(f) => Ok(f),
+        None => File::create(path).map_err(|e| format!("{}: {e}", path.display())),
+    }
+}
+
+/// Files at least this large are replaced rather than truncated ([`replace`]).
+const REPLACE_FROM: u64 = 16 << 20;
+
+/// Replaces a large existing file with a new empty one: created beside it, given its
+/// permissions, renamed over it; the old one is let go on a thread of its own. Truncating it
+/// instead frees its blocks on the writing thread and, on ext4, forces the new data out to disk
+/// as it is written (`auto_da_alloc`): JSON Lines of the benchmark capture written over the last
+/// run's took 1.45 s, to a new file 0.86 s. `None` (truncate it) for anything else: a small
+/// file, a symbolic link (written through), a file of several names (all of which see the new
+/// content), of another owner or group, a device or pipe, a folder that takes no new file.
+#[cfg(unix)]
+fn replace(path: &Path) -> Option<File> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || meta.len() < REPLACE_FROM || meta.nlink() != 1 {
+        return None;
+    }
+    // Held open, the old file is freed when this closes, not when the rename unlinks it.
+    let old = File::open(path).ok()?;
+    let name = path.file_name()?.to_string_lossy();
+    let tmp = path.with_file_name(format!(".{name}.kinspect-{}", std::process::id()));
+    let new = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .ok()?;
+    let replaced = new.set_permissions(meta.permissions()).is_ok()
+        && new
+            .metadata()
+            .is_ok_and(|m| (m.uid(), m.gid()) == (meta.uid(), meta.gid()))
+        && std::fs::rename(&tmp, path).is_ok();
+    if !replaced {
+        let _ = std::fs::remove_file(&tmp);
+        return None;
+    }
+    // If no thread can be started, the old file is freed here, as truncating would have.
+    let _ = std::thread::Builder::new()
+        .name("kinspect-free".into())
+        .spawn(move || drop(old));
+    Some(new)
+}
+
+#[cfg(not(unix))]
+fn replace(_: &Path) -> Option<File> {
+    None
 }
 
 /// Where a subcommand writes its text output: the file `-o` names (see [`output_path`]), or

@@ -226,3 +226,63 @@ fn dash_o_file_holds_what_standard_output_gets() {
         );
     }
 }
+
+/// `-o FILE` over a large file already there (the last run's output, as a re-run finds it)
+/// replaces it with the new output, permissions kept and no file left beside it; through a
+/// symbolic link the link's target is written, and a file of two names gets the new content
+/// under both, as truncating it would (`cli::io::replace`).
+#[test]
+#[cfg(unix)]
+fn dash_o_over_a_large_file_holds_only_the_new_output() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dash-o-over");
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let cap = common::captures_dir().join("mock-kcat-gzip.pcap");
+    let cap = cap.to_str().unwrap();
+    let want = common::kinspect(&["decode", "-f", "jsonl", cap]).stdout;
+    assert!(!want.is_empty());
+    // Larger than any file truncated rather than replaced (16 MiB).
+    let last_run = vec![b'x'; 17 << 20];
+    let (out, target, link, twin) = (
+        tmp.join("out.jsonl"),
+        tmp.join("target.jsonl"),
+        tmp.join("link.jsonl"),
+        tmp.join("twin.jsonl"),
+    );
+    for f in [&out, &target] {
+        std::fs::write(f, &last_run).unwrap();
+    }
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    std::fs::hard_link(&target, &twin).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    let inode = |p: &std::path::Path| std::fs::metadata(p).unwrap().ino();
+    let (out_was, target_was) = (inode(&out), inode(&target));
+    for path in [&out, &link] {
+        let o = common::kinspect(&["decode", "-f", "jsonl", cap, "-o", path.to_str().unwrap()]);
+        assert!(o.status.code().is_some_and(|c| c < 2), "{path:?}");
+    }
+    assert_eq!(std::fs::read(&out).unwrap(), want);
+    // Replaced (a new file), where the file of two names was written over.
+    assert_ne!(inode(&out), out_was);
+    assert_eq!(inode(&target), target_was);
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(&target).unwrap(), want);
+    assert_eq!(std::fs::read(&twin).unwrap(), want);
+    let mut names: Vec<String> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["link.jsonl", "out.jsonl", "target.jsonl", "twin.jsonl"]
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+}
