@@ -454,32 +454,44 @@ impl JsonHead {
         self.log = pdu.api_key.is_none() && pdu.origin.frame.is_none();
         let w = &mut self.start;
         w.clear();
-        w.write_all(b"{\"input\":")?;
-        write_str(w, input)?;
-        w.write_all(b",\"frame\":")?;
-        write_json_opt(w, pdu.origin.frame.map(|f| f as i64))?;
+        str_member(w, b"{\"input\":", Some(input))?;
+        int_member(w, b",\"frame\":", pdu.origin.frame.map(|f| f as i64))?;
         let w = &mut self.conn;
         w.clear();
-        w.write_all(b",\"direction\":")?;
-        match pdu.direction {
-            Some(d) => write_str(w, d.as_str())?,
-            None => w.write_all(b"null")?,
-        }
+        str_member(w, b",\"direction\":", pdu.direction.map(|d| d.as_str()))?;
         w.write_all(b",\"client\":")?;
         match client_addr(pdu) {
             Some(a) => write!(w, "\"{a}\"")?,
             None => w.write_all(b"null")?,
         }
-        w.write_all(b",\"client_id\":")?;
-        match pdu.client_id().map(String::from_utf8_lossy) {
-            Some(c) => write_str(w, &c),
-            None => w.write_all(b"null"),
-        }
+        let client_id = pdu.client_id().map(String::from_utf8_lossy);
+        str_member(w, b",\"client_id\":", client_id.as_deref())
     }
 }
 
-fn write_bool<W: Write + ?Sized>(w: &mut W, b: bool) -> io::Result<()> {
-    w.write_all(if b { b"true" } else { b"false" })
+/// `member` (`,"name":`, written as given), then a number or `null`.
+fn int_member<W: Write + ?Sized>(w: &mut W, member: &[u8], v: Option<i64>) -> io::Result<()> {
+    w.write_all(member)?;
+    write_json_opt(w, v)
+}
+
+/// `member`, then a JSON string or `null`.
+fn str_member<W: Write + ?Sized>(w: &mut W, member: &[u8], v: Option<&str>) -> io::Result<()> {
+    w.write_all(member)?;
+    match v {
+        Some(v) => write_str(w, v),
+        None => w.write_all(b"null"),
+    }
+}
+
+/// `member`, then `true`, `false` or `null`.
+fn bool_member<W: Write + ?Sized>(w: &mut W, member: &[u8], v: Option<bool>) -> io::Result<()> {
+    w.write_all(member)?;
+    w.write_all(match v {
+        Some(true) => b"true",
+        Some(false) => b"false",
+        None => b"null",
+    })
 }
 
 /// One record as a JSON object (keys documented in the README's records section); `head` is
@@ -492,29 +504,16 @@ fn write_json<W: Write + ?Sized>(
 ) -> io::Result<()> {
     w.write_all(&head.start)?;
     if head.log {
-        w.write_all(b",\"file_offset\":")?;
-        let at = pdu
-            .origin
-            .stream_offset
-            .map(|s| (s + r.batch_at as u64) as i64);
-        write_json_opt(w, at)?;
+        let at = pdu.origin.stream_offset.map(|s| s + u64::from(r.batch_at));
+        int_member(w, b",\"file_offset\":", at.map(|a| a as i64))?;
     }
     w.write_all(&head.conn)?;
-    w.write_all(b",\"topic\":")?;
-    match r.topic {
-        Some(t) => write_str(w, t)?,
-        None => w.write_all(b"null")?,
-    }
-    w.write_all(b",\"partition\":")?;
-    write_json_opt(w, r.partition)?;
-    w.write_all(b",\"offset\":")?;
-    write_json_opt(w, r.offset)?;
-    w.write_all(b",\"offset_delta\":")?;
-    write_int(w, r.offset_delta)?;
-    w.write_all(b",\"timestamp\":")?;
-    write_json_opt(w, r.timestamp)?;
-    w.write_all(b",\"timestamp_type\":")?;
-    write_str(w, r.timestamp_type)?;
+    str_member(w, b",\"topic\":", r.topic)?;
+    int_member(w, b",\"partition\":", r.partition)?;
+    int_member(w, b",\"offset\":", r.offset)?;
+    int_member(w, b",\"offset_delta\":", Some(r.offset_delta))?;
+    int_member(w, b",\"timestamp\":", r.timestamp)?;
+    str_member(w, b",\"timestamp_type\":", Some(r.timestamp_type))?;
     w.write_all(b",\"key\":")?;
     write_json_data(w, r.key)?;
     if let Some(id) = r.key_decoded {
@@ -529,31 +528,21 @@ fn write_json<W: Write + ?Sized>(
     }
     w.write_all(b",\"headers\":[")?;
     for (i, (k, v)) in r.headers().enumerate() {
-        w.write_all(if i == 0 { b"{\"key\":" } else { b",{\"key\":" })?;
-        write_str(w, &String::from_utf8_lossy(k))?;
+        let member: &[u8] = if i == 0 { b"{\"key\":" } else { b",{\"key\":" };
+        str_member(w, member, Some(&String::from_utf8_lossy(k)))?;
         w.write_all(b",\"value\":")?;
         write_json_data(w, v)?;
         w.write_all(b"}")?;
     }
-    w.write_all(b"],\"producer_id\":")?;
-    write_json_opt(w, r.producer_id)?;
-    w.write_all(b",\"producer_epoch\":")?;
-    write_json_opt(w, r.producer_epoch)?;
-    w.write_all(b",\"sequence\":")?;
-    write_json_opt(w, r.sequence)?;
-    w.write_all(b",\"transactional\":")?;
-    write_bool(w, r.transactional)?;
-    w.write_all(b",\"control\":")?;
-    write_bool(w, r.control)?;
-    w.write_all(b",\"codec\":")?;
-    write_str(w, r.codec)?;
-    w.write_all(b",\"magic\":")?;
-    write_int(w, r.magic.into())?;
-    w.write_all(b",\"crc_ok\":")?;
-    match r.crc_ok {
-        Some(ok) => write_bool(w, ok)?,
-        None => w.write_all(b"null")?,
-    }
+    w.write_all(b"]")?;
+    int_member(w, b",\"producer_id\":", r.producer_id)?;
+    int_member(w, b",\"producer_epoch\":", r.producer_epoch)?;
+    int_member(w, b",\"sequence\":", r.sequence)?;
+    bool_member(w, b",\"transactional\":", Some(r.transactional))?;
+    bool_member(w, b",\"control\":", Some(r.control))?;
+    str_member(w, b",\"codec\":", Some(r.codec))?;
+    int_member(w, b",\"magic\":", Some(r.magic.into()))?;
+    bool_member(w, b",\"crc_ok\":", r.crc_ok)?;
     w.write_all(b"}\n")
 }
 
