@@ -303,7 +303,7 @@ impl Table {
 /// Opens `path` to be written from its start, creating it if needed but not truncating it (see
 /// [`cut_to`], which sets its length once it is written). Truncating a large file (the last
 /// run's table, as a re-run finds it) makes the file system free its blocks, and ext4 then
-/// forces the new data to disk as it is written (`auto_da_alloc`): about a fifth of the time
+/// forces the new data to disk as it is written (`auto_da_alloc`): about a quarter of the time
 /// of a run over the benchmark capture. Written over, the file keeps its blocks and its pages
 /// in the cache. An existing file's last 8 bytes (a Parquet footer's length and magic) are
 /// zeroed first, so that a run that stops early leaves a file no reader takes for a table.
@@ -330,6 +330,7 @@ fn cut_to(file: &std::fs::File, len: u64) -> io::Result<()> {
     }
     Ok(())
 }
+
 /// The open files of one input (or of the run).
 #[derive(Default)]
 struct Files {
