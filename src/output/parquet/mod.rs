@@ -292,11 +292,10 @@ impl Table {
 
     fn close(mut self) -> io::Result<()> {
         self.flush()?;
+        // `finish` writes the footer and flushes through every buffer to the file.
         self.file.finish().map_err(other)?;
         let len = self.file.bytes_written() as u64;
-        let out = self.file.inner_mut();
-        io::Write::flush(out)?;
-        cut_to(out.get_ref(), len)
+        cut_to(self.file.inner_mut().get_ref(), len)
     }
 }
 

@@ -95,6 +95,11 @@ pub fn records_schema() -> SchemaRef {
     ]))
 }
 
+/// The PDU's client id ([`Pdu::client_id`]) as a string column takes it: null unless UTF-8.
+fn client_id(pdu: &Pdu) -> Option<&str> {
+    pdu.client_id().and_then(|c| std::str::from_utf8(c).ok())
+}
+
 /// Rows of the `pdus` table being gathered.
 pub struct PduRows {
     input: StringBuilder,
@@ -181,8 +186,7 @@ impl PduRows {
             .append_option(pdu.latency_ns.map(|ns| ns as f64 / 1e3));
         let size = pdu.tree.buf(0).len();
         self.size.append_value(size as u32);
-        self.client_id
-            .append_option(pdu.client_id().and_then(|c| std::str::from_utf8(c).ok()));
+        self.client_id.append_option(client_id(pdu));
         self.facts(pdu);
         for d in pdu.tree.diags.iter() {
             if d.severity == Severity::Error {
@@ -385,7 +389,7 @@ impl RecordRows {
         if let Some(c) = &pdu.origin.conn {
             let _ = write!(client, "{}", c.client);
         }
-        let client_id = pdu.client_id().and_then(|c| std::str::from_utf8(c).ok());
+        let client_id = client_id(pdu);
         let _ = each_record(pdu, log_place(input), &mut |r| {
             self.push(pdu, input, (&client, client_id), r);
             Ok(())
