@@ -170,8 +170,8 @@ pub struct ColumnPages {
     stats: bool,
     /// The open page's values, PLAIN.
     plain: Vec<u8>,
-    /// The open page's definition levels, one byte (0 null, 1 present) per row.
-    levels: Vec<u8>,
+    /// The open page's definition levels, RLE runs as they come.
+    levels: Levels,
     rows: u32,
     nulls: u32,
     /// Booleans not yet packed into `plain`, and how many.
@@ -204,7 +204,7 @@ impl ColumnPages {
             optional,
             stats,
             plain: Vec::new(),
-            levels: Vec::new(),
+            levels: Levels::default(),
             rows: 0,
             nulls: 0,
             bits: 0,
@@ -223,18 +223,18 @@ impl ColumnPages {
         self.failed.get_or_insert(why);
     }
 
-    /// One more row; `present` is false for a null (of an optional column).
+    /// `n` more rows, all null (`present` false) or all not.
     #[inline]
-    fn row(&mut self, present: bool) {
+    fn rows(&mut self, present: bool, n: u32) {
         if self.optional {
-            self.levels.push(u8::from(present));
+            self.levels.push(u8::from(present), n);
         } else if !present {
             self.failed = Some("a null in a column that has none".into());
         }
-        self.rows += 1;
+        self.rows += n;
         if !present {
-            self.nulls += 1;
-            self.batch_nulls += 1;
+            self.nulls += n;
+            self.batch_nulls += u64::from(n);
         }
     }
 
@@ -245,76 +245,111 @@ impl ColumnPages {
         }
     }
 
+    /// How many of `n` rows of `each` PLAIN bytes go into the open page: those that take it to
+    /// [`PAGE_BYTES`] (at least one), so that a run closes its pages where as many single rows
+    /// would.
+    #[inline]
+    fn fit(&self, each: usize, n: u32) -> u32 {
+        let room = PAGE_BYTES.saturating_sub(self.plain.len());
+        (room.div_ceil(each.max(1)).clamp(1, n as usize)) as u32
+    }
+
     /// Appends one row's bytes (`None`: null); for a [`Kind::Bytes`] or [`Kind::Str`] column.
     #[inline]
     pub fn push_bytes(&mut self, value: Option<&[u8]>) {
-        debug_assert!(matches!(self.kind, Kind::Bytes | Kind::Str));
-        self.row(value.is_some());
-        if let Some(v) = value {
-            // A value is at most a frame's size, which the framer caps far below 4 GiB.
-            let Ok(len) = u32::try_from(v.len()) else {
-                self.failed = Some(format!("a value of {} bytes", v.len()));
-                return;
-            };
-            self.plain.extend_from_slice(&len.to_le_bytes());
-            self.plain.extend_from_slice(v);
-            if self.stats {
-                self.bounds.bytes(v);
-            }
-        }
-        self.after_row();
+        self.push_bytes_n(value, 1);
     }
 
-    /// Appends one row's string (`None`: null).
+    /// Appends `n` rows of the same bytes (`None`: nulls).
     #[inline]
-    pub fn push_str(&mut self, value: Option<&str>) {
-        self.push_bytes(value.map(str::as_bytes));
+    pub fn push_bytes_n(&mut self, value: Option<&[u8]>, mut n: u32) {
+        debug_assert!(matches!(self.kind, Kind::Bytes | Kind::Str));
+        let Some(v) = value else {
+            self.rows(false, n);
+            return;
+        };
+        // A value is at most a frame's size, which the framer caps far below 4 GiB.
+        let Ok(len) = u32::try_from(v.len()) else {
+            self.failed = Some(format!("a value of {} bytes", v.len()));
+            return;
+        };
+        if self.stats && n > 0 {
+            self.bounds.bytes(v);
+        }
+        while n > 0 {
+            let k = self.fit(4 + v.len(), n);
+            self.rows(true, k);
+            for _ in 0..k {
+                self.plain.extend_from_slice(&len.to_le_bytes());
+                self.plain.extend_from_slice(v);
+            }
+            n -= k;
+            self.after_row();
+        }
+    }
+
+    /// Appends `n` rows of the same string (`None`: nulls).
+    #[inline]
+    pub fn push_str_n(&mut self, value: Option<&str>, n: u32) {
+        self.push_bytes_n(value.map(str::as_bytes), n);
     }
 
     /// Appends one row's number (`None`: null); for the integer kinds ([`Kind::U64`] takes the
     /// number's bits: `u64 as i64`).
     #[inline]
     pub fn push_int(&mut self, value: Option<i64>) {
-        self.row(value.is_some());
-        if let Some(v) = value {
-            let order = match self.kind {
-                Kind::I32 => {
-                    self.plain.extend_from_slice(&(v as i32).to_le_bytes());
-                    i128::from(v as i32)
-                }
-                Kind::U64 => {
-                    self.plain.extend_from_slice(&v.to_le_bytes());
-                    i128::from(v as u64)
-                }
-                _ => {
-                    self.plain.extend_from_slice(&v.to_le_bytes());
-                    i128::from(v)
-                }
-            };
-            if self.stats {
-                self.bounds.int(order);
-            }
-        }
-        self.after_row();
+        self.push_int_n(value, 1);
     }
 
-    /// Appends one row's boolean (`None`: null).
+    /// Appends `n` rows of the same number (`None`: nulls).
     #[inline]
-    pub fn push_bool(&mut self, value: Option<bool>) {
+    pub fn push_int_n(&mut self, value: Option<i64>, mut n: u32) {
+        let Some(v) = value else {
+            self.rows(false, n);
+            return;
+        };
+        let (order, bytes, width) = match self.kind {
+            Kind::I32 => (i128::from(v as i32), (v as i32 as i64).to_le_bytes(), 4),
+            Kind::U64 => (i128::from(v as u64), v.to_le_bytes(), 8),
+            _ => (i128::from(v), v.to_le_bytes(), 8),
+        };
+        if self.stats && n > 0 {
+            self.bounds.int(order);
+        }
+        while n > 0 {
+            let k = self.fit(width, n);
+            self.rows(true, k);
+            for _ in 0..k {
+                self.plain.extend_from_slice(&bytes[..width]);
+            }
+            n -= k;
+            self.after_row();
+        }
+    }
+
+    /// Appends `n` rows of the same boolean (`None`: nulls).
+    #[inline]
+    pub fn push_bool_n(&mut self, value: Option<bool>, n: u32) {
         debug_assert_eq!(self.kind, Kind::Bool);
-        self.row(value.is_some());
-        if let Some(b) = value {
+        let Some(b) = value else {
+            self.rows(false, n);
+            return;
+        };
+        if self.stats && n > 0 {
+            self.bounds.int(i128::from(b));
+        }
+        // Bit-packed values fill a page eight times more slowly than any other column's: one
+        // row at a time, as they come.
+        for _ in 0..n {
+            self.rows(true, 1);
             self.bits |= u8::from(b) << self.nbits;
             self.nbits += 1;
             if self.nbits == 8 {
                 self.plain.push(self.bits);
                 (self.bits, self.nbits) = (0, 0);
             }
-            if self.stats {
-                self.bounds.int(i128::from(b));
-            }
+            self.after_row();
         }
-        self.after_row();
     }
 
     fn end_page(&mut self) {
@@ -336,8 +371,9 @@ impl ColumnPages {
                 0
             }
         };
-        let mut data = Vec::with_capacity(levels_bound(self.levels.len()) + n);
-        rle_levels(&self.levels, &mut data);
+        let levels = self.levels.finish();
+        let mut data = Vec::with_capacity(levels.len() + n);
+        data.extend_from_slice(levels);
         let def_levels_len = data.len();
         data.extend_from_slice(&self.scratch[..n]);
         self.done.push(EncodedPage {
@@ -375,26 +411,66 @@ impl ColumnPages {
     }
 }
 
-/// The most bytes [`rle_levels`] writes for `n` levels: a run of one level each, two bytes.
-fn levels_bound(n: usize) -> usize {
-    2 * n
+/// The longest run one RLE header can say (`length << 1` in a `u32`).
+const MAX_RUN: u32 = u32::MAX >> 1;
+
+/// Definition levels of bit width 1 in Parquet's RLE/bit-packing hybrid, as RLE runs only, kept
+/// as they come: each run a ULEB128 header (`length << 1`, low bit 0 for RLE) and the level in
+/// one byte. Data pages v2 store the levels without a length prefix. A row adds to the open run
+/// (a compare and an add), and a batch's rows of one value make one run at once.
+#[derive(Default)]
+struct Levels {
+    /// The runs closed so far.
+    out: Vec<u8>,
+    /// The open run: its level, and its length (0: none).
+    level: u8,
+    run: u32,
 }
 
-/// Definition levels of bit width 1 in Parquet's RLE/bit-packing hybrid, as RLE runs only: each
-/// run a ULEB128 header (`length << 1`, low bit 0 for RLE) and the level in one byte. Data pages
-/// v2 store the levels without a length prefix.
-fn rle_levels(levels: &[u8], out: &mut Vec<u8>) {
-    let mut i = 0;
-    while let Some(&level) = levels.get(i) {
-        // A run as long as its header can say; a longer one goes on in the next run.
-        let run = levels[i..]
-            .iter()
-            .take(u32::MAX as usize >> 1)
-            .take_while(|&&l| l == level)
-            .count();
-        put_uvarint(out, (run as u32) << 1);
-        out.push(level);
-        i += run;
+impl Levels {
+    /// `n` more levels `level`.
+    #[inline]
+    fn push(&mut self, level: u8, n: u32) {
+        if level == self.level && n <= MAX_RUN - self.run {
+            self.run += n;
+        } else {
+            self.push_new(level, n);
+        }
+    }
+
+    /// A run of another level, or one its header could not say.
+    #[cold]
+    fn push_new(&mut self, level: u8, mut n: u32) {
+        if level == self.level {
+            let more = MAX_RUN - self.run;
+            self.run += more;
+            n -= more;
+        }
+        while n > 0 {
+            self.close();
+            self.level = level;
+            self.run = n.min(MAX_RUN);
+            n -= self.run;
+        }
+    }
+
+    fn close(&mut self) {
+        if self.run > 0 {
+            put_uvarint(&mut self.out, self.run << 1);
+            self.out.push(self.level);
+            self.run = 0;
+        }
+    }
+
+    /// Every run, encoded.
+    fn finish(&mut self) -> &[u8] {
+        self.close();
+        &self.out
+    }
+
+    fn clear(&mut self) {
+        self.out.clear();
+        self.run = 0;
     }
 }
 
@@ -692,18 +768,114 @@ impl Read for RopeRead<'_> {
 mod tests {
     use super::*;
 
+    /// Levels given one at a time or as runs are the same RLE runs.
+    fn levels(runs: &[(u8, u32)]) -> Vec<u8> {
+        let mut l = Levels::default();
+        for &(level, n) in runs {
+            l.push(level, n);
+        }
+        l.finish().to_vec()
+    }
+
     #[test]
     fn levels_are_rle_runs() {
-        let mut out = Vec::new();
-        rle_levels(&[1, 1, 1, 0, 1], &mut out);
-        assert_eq!(out, [6, 1, 2, 0, 2, 1]);
-        out.clear();
+        assert_eq!(
+            levels(&[(1, 1), (1, 1), (1, 1), (0, 1), (1, 1)]),
+            [6, 1, 2, 0, 2, 1]
+        );
+        assert_eq!(
+            levels(&[(1, 2), (1, 1), (0, 1), (1, 1)]),
+            [6, 1, 2, 0, 2, 1]
+        );
+        // A run that starts with level 0 (the open run's level before any push).
+        assert_eq!(levels(&[(0, 3), (1, 1)]), [6, 0, 2, 1]);
         // 200 ones: a header of two ULEB128 bytes (400 = 0b1_1001_0000).
-        rle_levels(&[1; 200], &mut out);
-        assert_eq!(out, [0x90, 0x03, 1]);
-        out.clear();
-        rle_levels(&[0, 1, 0, 1], &mut out);
-        assert!(out.len() <= levels_bound(4));
+        assert_eq!(levels(&[(1, 150), (1, 50)]), [0x90, 0x03, 1]);
+        // A run longer than a header can say goes on in a second run.
+        let mut want = Vec::new();
+        put_uvarint(&mut want, MAX_RUN << 1);
+        want.push(1);
+        want.extend([4, 1]);
+        assert_eq!(levels(&[(1, MAX_RUN - 1), (1, 3)]), want);
+        assert_eq!(levels(&[(1, MAX_RUN), (1, 2)]), want);
+        // Cleared, the levels start again.
+        let mut l = Levels::default();
+        l.push(1, 5);
+        l.clear();
+        l.push(0, 1);
+        assert_eq!(l.finish(), [2, 0]);
+    }
+
+    /// Rows pushed as runs make the same pages, bounds and nulls as the same rows pushed one by
+    /// one, in every kind, across page ends.
+    #[test]
+    fn runs_are_the_rows_one_by_one() {
+        let long = vec![b'x'; 3000];
+        /// A run: bytes, number or boolean (per the kind; `None`: nulls), and its length.
+        type Run<'a> = (Option<&'a [u8]>, Option<i64>, Option<bool>, u32);
+        let cases: [(Kind, &[Run]); 4] = [
+            (
+                Kind::Bytes,
+                &[
+                    (Some(b"ab"), None, None, 7),
+                    (None, None, None, 3),
+                    (Some(&long), None, None, 40),
+                    (Some(b""), None, None, 2),
+                ],
+            ),
+            (
+                Kind::I32,
+                &[
+                    (None, Some(-5), None, 40_000),
+                    (None, None, None, 9),
+                    (None, Some(7), None, 1),
+                ],
+            ),
+            (
+                Kind::U64,
+                &[(None, Some(-1), None, 9_000), (None, Some(3), None, 2)],
+            ),
+            (
+                Kind::Bool,
+                &[
+                    (None, None, Some(true), 600_000),
+                    (None, None, None, 2),
+                    (None, None, Some(false), 11),
+                ],
+            ),
+        ];
+        for (kind, rows) in cases {
+            let (mut one, mut run) = (
+                ColumnPages::new(kind, true, true),
+                ColumnPages::new(kind, true, true),
+            );
+            for &(bytes, int, bool, n) in rows {
+                for _ in 0..n {
+                    match kind {
+                        Kind::Bytes | Kind::Str => one.push_bytes(bytes),
+                        Kind::Bool => one.push_bool_n(bool, 1),
+                        _ => one.push_int(int),
+                    }
+                }
+                match kind {
+                    Kind::Bytes | Kind::Str => run.push_bytes_n(bytes, n),
+                    Kind::Bool => run.push_bool_n(bool, n),
+                    _ => run.push_int_n(int, n),
+                }
+            }
+            let (one, run) = (one.finish().unwrap(), run.finish().unwrap());
+            assert!(one.pages.len() > 1, "{kind:?}: the rows make several pages");
+            assert_eq!(one.pages.len(), run.pages.len(), "{kind:?}");
+            for (a, b) in one.pages.iter().zip(&run.pages) {
+                assert_eq!(a.data, b.data, "{kind:?}");
+                assert_eq!(
+                    (a.rows, a.nulls, a.def_levels_len, a.uncompressed),
+                    (b.rows, b.nulls, b.def_levels_len, b.uncompressed),
+                    "{kind:?}"
+                );
+            }
+            assert_eq!((one.bounds, one.nulls), (run.bounds, run.nulls), "{kind:?}");
+        }
     }
 
     /// The header written here is the one the parquet crate's page writer writes for the same

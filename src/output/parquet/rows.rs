@@ -380,58 +380,126 @@ impl Default for RecordRows {
     }
 }
 
+/// The `records` columns a run of records shares, those of their batch (or legacy message),
+/// in the form the columns take: records that share them are pushed as runs.
+#[derive(Clone, Copy, PartialEq)]
+struct BatchCols<'a> {
+    file_offset: Option<i64>,
+    topic: Option<&'a str>,
+    partition: Option<i64>,
+    timestamp_type: &'static str,
+    producer_id: Option<i64>,
+    producer_epoch: Option<i64>,
+    transactional: bool,
+    control: bool,
+    codec: &'static str,
+    magic: i8,
+    crc_ok: Option<bool>,
+}
+
+/// `v` if it is within `lo..=hi` (a narrower column's range), else null.
+fn narrow(v: Option<i64>, lo: i64, hi: i64) -> Option<i64> {
+    v.filter(|v| (lo..=hi).contains(v))
+}
+
+/// UInt64 columns take the numbers' bits (the pages write them as INT64).
+fn u64_bits(v: u64) -> i64 {
+    v as i64
+}
+
+impl<'a> BatchCols<'a> {
+    fn of(pdu: &Pdu, r: &Record<'a>) -> BatchCols<'a> {
+        let log = pdu.api_key.is_none() && pdu.origin.frame.is_none();
+        BatchCols {
+            file_offset: pdu
+                .origin
+                .stream_offset
+                .filter(|_| log)
+                .map(|s| u64_bits(s + u64::from(r.batch_at))),
+            topic: r.topic,
+            partition: narrow(r.partition, i32::MIN.into(), i32::MAX.into()),
+            timestamp_type: r.timestamp_type,
+            producer_id: r.producer_id,
+            producer_epoch: narrow(r.producer_epoch, i16::MIN.into(), i16::MAX.into()),
+            transactional: r.transactional,
+            control: r.control,
+            codec: r.codec,
+            magic: r.magic,
+            crc_ok: r.crc_ok,
+        }
+    }
+}
+
 impl RecordRows {
-    /// Every record of `pdu`.
+    /// Every record of `pdu`. The columns its records share (those of the PDU, and of each
+    /// batch) are pushed once per run of records, not once per record: most of the table's
+    /// columns, and most of its rows' cost when values are small.
     pub fn push_pdu(&mut self, pdu: &Pdu, input: &str) {
-        // The client's address once per PDU, not formatted again for each of its records.
+        let mut run: Option<(BatchCols<'_>, u32)> = None;
+        let mut records = 0u32;
+        let _ = each_record(pdu, log_place(input), &mut |r| {
+            let batch = BatchCols::of(pdu, r);
+            match &mut run {
+                Some((b, n)) if *b == batch && *n < u32::MAX => *n += 1,
+                _ => {
+                    if let Some((b, n)) = run.replace((batch, 1)) {
+                        self.push_batch(&b, n);
+                    }
+                }
+            }
+            self.push(input, r);
+            records = records.saturating_add(1);
+            Ok(())
+        });
+        if let Some((b, n)) = run {
+            self.push_batch(&b, n);
+        }
+        if records == 0 {
+            return;
+        }
+        // The client's address once per PDU.
         let mut client = std::mem::take(&mut self.client_text);
         client.clear();
         if let Some(c) = &pdu.origin.conn {
             let _ = write!(client, "{}", c.client);
         }
-        let client_id = client_id(pdu);
-        let _ = each_record(pdu, log_place(input), &mut |r| {
-            self.push(pdu, input, (&client, client_id), r);
-            Ok(())
-        });
+        let c = &mut self.cols;
+        c.input.push_str_n(Some(input), records);
+        c.frame.push_int_n(pdu.origin.frame.map(u64_bits), records);
+        c.direction
+            .push_str_n(pdu.direction.map(|d| d.as_str()), records);
+        c.client
+            .push_str_n(pdu.origin.conn.as_ref().map(|_| client.as_str()), records);
+        c.client_id.push_str_n(client_id(pdu), records);
         self.client_text = client;
     }
 
-    /// One record of `pdu`; `client` is its PDU's client address and client id.
-    fn push(
-        &mut self,
-        pdu: &Pdu,
-        input: &str,
-        (client, client_id): (&str, Option<&str>),
-        r: &Record<'_>,
-    ) {
-        let o = &pdu.origin;
-        let log = pdu.api_key.is_none() && o.frame.is_none();
-        // UInt64 columns take the numbers' bits (the pages write them as INT64).
-        let u64_bits = |v: u64| v as i64;
-        self.cols.input.push_str(Some(input));
-        self.cols.frame.push_int(o.frame.map(u64_bits));
-        self.cols.file_offset.push_int(
-            o.stream_offset
-                .filter(|_| log)
-                .map(|s| u64_bits(s + u64::from(r.batch_at))),
-        );
-        self.cols
-            .direction
-            .push_str(pdu.direction.map(|d| d.as_str()));
-        self.cols.client.push_str(o.conn.as_ref().map(|_| client));
-        self.cols.client_id.push_str(client_id);
-        self.cols.topic.push_str(r.topic);
-        let narrow = |v: Option<i64>, lo: i64, hi: i64| v.filter(|v| (lo..=hi).contains(v));
-        self.cols
-            .partition
-            .push_int(narrow(r.partition, i32::MIN.into(), i32::MAX.into()));
-        self.cols.offset.push_int(r.offset);
-        self.cols.offset_delta.push_int(Some(r.offset_delta));
-        self.cols.timestamp.push_int(r.timestamp);
-        self.cols.timestamp_type.push_str(Some(r.timestamp_type));
-        self.cols.key.push_bytes(r.key);
-        self.cols.value.push_bytes(r.value);
+    /// The columns `n` records of one batch share.
+    fn push_batch(&mut self, b: &BatchCols<'_>, n: u32) {
+        let c = &mut self.cols;
+        c.file_offset.push_int_n(b.file_offset, n);
+        c.topic.push_str_n(b.topic, n);
+        c.partition.push_int_n(b.partition, n);
+        c.timestamp_type.push_str_n(Some(b.timestamp_type), n);
+        c.producer_id.push_int_n(b.producer_id, n);
+        c.producer_epoch.push_int_n(b.producer_epoch, n);
+        c.transactional.push_bool_n(Some(b.transactional), n);
+        c.control.push_bool_n(Some(b.control), n);
+        c.codec.push_str_n(Some(b.codec), n);
+        c.magic.push_int_n(Some(b.magic.into()), n);
+        c.crc_ok.push_bool_n(b.crc_ok, n);
+    }
+
+    /// One record's own columns (its batch's and its PDU's are pushed as runs).
+    fn push(&mut self, input: &str, r: &Record<'_>) {
+        let c = &mut self.cols;
+        c.offset.push_int(r.offset);
+        c.offset_delta.push_int(Some(r.offset_delta));
+        c.timestamp.push_int(r.timestamp);
+        c.key.push_bytes(r.key);
+        c.value.push_bytes(r.value);
+        c.sequence
+            .push_int(narrow(r.sequence, i32::MIN.into(), i32::MAX.into()));
         let hs = self.headers.values();
         for (k, v) in r.headers() {
             if let Some(b) = hs.field_builder::<StringBuilder>(0) {
@@ -444,20 +512,6 @@ impl RecordRows {
             self.bytes += k.len() + v.map_or(0, <[u8]>::len);
         }
         self.headers.append(true);
-        self.cols.producer_id.push_int(r.producer_id);
-        self.cols.producer_epoch.push_int(narrow(
-            r.producer_epoch,
-            i16::MIN.into(),
-            i16::MAX.into(),
-        ));
-        self.cols
-            .sequence
-            .push_int(narrow(r.sequence, i32::MIN.into(), i32::MAX.into()));
-        self.cols.transactional.push_bool(Some(r.transactional));
-        self.cols.control.push_bool(Some(r.control));
-        self.cols.codec.push_str(Some(r.codec));
-        self.cols.magic.push_int(Some(r.magic.into()));
-        self.cols.crc_ok.push_bool(r.crc_ok);
         self.rows += 1;
         self.bytes +=
             96 + input.len() + r.key.map_or(0, <[u8]>::len) + r.value.map_or(0, <[u8]>::len);
