@@ -5,10 +5,10 @@
 //! Rows gather on both decoding threads (the sink splits) and go to the writer [`BATCH_ROWS`] at
 //! a time (or sooner, when their data reaches [`BATCH_BYTES`]), in input order; the writer, on a
 //! thread of its own, closes a row group once it holds [`ROW_GROUP_ROWS`] rows, or when what it
-//! holds reaches [`ROW_GROUP_BYTES`]. The `records` table's columns but `headers` are encoded and
-//! compressed into Parquet pages by the decoding threads themselves ([`pages`]), and the writer
-//! only lays those out as column chunks; `headers` and the `pdus` table (a row per PDU, not per
-//! record) gather in Arrow builders and are encoded by the parquet crate on the writer's thread.
+//! holds reaches [`ROW_GROUP_BYTES`]. The `records` table's columns are encoded and compressed
+//! into Parquet pages by the decoding threads themselves ([`pages`]), and the writer only lays
+//! those out as column chunks; the `pdus` table (a row per PDU, not per record) gathers in Arrow
+//! builders and is encoded by the parquet crate on the writer's thread.
 //! Data pages v2, PLAIN, snappy compression, no dictionaries; statistics for the columns one
 //! filters on ([`has_statistics`]). A file already at the path (the last run's, when a run is
 //! repeated) is written over and then cut to its new length, not truncated first
@@ -136,8 +136,8 @@ struct Table {
     schema: SchemaRef,
     /// The row group being written: a writer per leaf column (those of paged leaves unused).
     writers: Option<Vec<ArrowColumnWriter>>,
-    /// The leaf column of each field that is one leaf (a top-level primitive), by field.
-    leaf_of: Vec<Option<usize>>,
+    /// How many leaf columns each field has, by field.
+    leaves_of: Vec<usize>,
     /// The row group's paged column chunks, by leaf.
     chunks: Vec<Option<ColumnChunk>>,
     rows: usize,
@@ -182,13 +182,14 @@ impl Table {
             .and_then(ArrowWriter::into_serialized_writer)
             .map_err(other)?;
         let leaves = file.schema_descr().columns();
-        let leaf_of = schema
+        let leaves_of = schema
             .fields()
             .iter()
             .map(|f| {
                 leaves
                     .iter()
-                    .position(|c| c.path().parts() == [f.name().as_str()])
+                    .filter(|c| c.path().parts().first() == Some(f.name()))
+                    .count()
             })
             .collect();
         let chunks = leaves.iter().map(|_| None).collect();
@@ -197,7 +198,7 @@ impl Table {
             factory,
             schema,
             writers: None,
-            leaf_of,
+            leaves_of,
             chunks,
             rows: 0,
             groups: 0,
@@ -218,8 +219,13 @@ impl Table {
         };
         let (mut leaf, mut arrays) = (0, batch.columns.iter());
         for (i, field) in self.schema.fields().iter().enumerate() {
-            if batch.paged.iter().any(|(f, _)| *f == i) {
-                leaf += 1;
+            // A field whose leaves come as pages (all of them: a batch pages a field whole).
+            if batch
+                .paged
+                .iter()
+                .any(|(p, _)| p.first() == Some(&field.name().as_str()))
+            {
+                leaf += self.leaves_of.get(i).copied().unwrap_or(1);
                 continue;
             }
             let array = arrays
@@ -233,14 +239,15 @@ impl Table {
                 leaf += 1;
             }
         }
-        for (field, paged) in batch.paged {
-            let chunk = self
-                .leaf_of
-                .get(field)
-                .copied()
-                .flatten()
+        for (path, paged) in batch.paged {
+            let leaves = self.file.schema_descr().columns();
+            let chunk = leaves
+                .iter()
+                .position(|c| c.path().parts() == path)
                 .and_then(|leaf| self.chunks.get_mut(leaf))
-                .ok_or_else(|| other(format!("pages for field {field}, which is not a leaf")))?;
+                .ok_or_else(|| {
+                    other(format!("pages for {}, which is not a leaf", path.join(".")))
+                })?;
             match chunk {
                 Some(c) => c.extend(paged),
                 None => *chunk = Some(ColumnChunk::new(paged)),

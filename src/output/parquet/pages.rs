@@ -1,5 +1,5 @@
-//! The `records` table's columns, encoded here rather than by the parquet crate: every one but
-//! `headers` (a list of structs, which the crate writes).
+//! The `records` table's columns, encoded here rather than by the parquet crate: every one,
+//! the two leaves of `headers` (a list of structs) with their repetition levels too.
 //!
 //! Record values are nearly all of a records table's bytes (697 of the 801 MB of JSON Lines the
 //! benchmark capture makes), and the crate's column writer handles each one four times on the
@@ -13,11 +13,13 @@
 //! finished pages out as column chunks ([`ColumnChunk::append_to`]), so that encoding and
 //! compression run on both decoding threads and not on the writer's alone.
 //!
-//! The pages are Parquet data pages v2 (what the rest of the file uses too): for an optional
-//! column, definition levels (max level 1) RLE-encoded and left uncompressed; then the PLAIN
-//! values snappy-compressed. Pages begin on row boundaries; there are no repetition levels and no
-//! page statistics. Column chunks have statistics (min, max, null count) when their column asks
-//! for them: chunk-level only, no column index.
+//! The pages are Parquet data pages v2 (what the rest of the file uses too): for a leaf of a
+//! list, repetition levels; for an optional column or a leaf of a list, definition levels; both
+//! RLE-encoded and left uncompressed; then the PLAIN values snappy-compressed. Pages begin on row
+//! boundaries; there are no page statistics. Column chunks have statistics (min, max, null count)
+//! when their column asks for them: chunk-level only, no column index. The headers' leaves were
+//! the last column the crate wrote from an Arrow list, and its level work for a table's every
+//! row (nearly all with no header) was most of what the writer's thread did besides writing.
 
 use super::rows::other;
 use crate::wire::cursor::put_uvarint;
@@ -134,12 +136,16 @@ impl Bounds {
     }
 }
 
-/// One finished page: definition levels (if the column is optional), then the compressed
-/// values.
+/// One finished page: repetition levels (a leaf of a list), definition levels (an optional
+/// column or a leaf of a list), then the compressed values.
 pub struct EncodedPage {
     data: Bytes,
+    rep_levels_len: u32,
     def_levels_len: u32,
     rows: u32,
+    /// Level entries: the rows, for a column that is not in a list.
+    values: u32,
+    /// Entries without a value (defined below the column's maximum).
     nulls: u32,
     uncompressed: usize,
 }
@@ -149,6 +155,10 @@ pub struct EncodedPage {
 pub struct Paged {
     kind: Kind,
     stats: bool,
+    /// The levels the pages have: the highest definition level, and whether there are
+    /// repetition levels (checked against the schema's leaf).
+    max_def: u8,
+    repeated: bool,
     pages: Vec<EncodedPage>,
     bounds: Bounds,
     nulls: u64,
@@ -164,8 +174,11 @@ impl Paged {
 /// A column's values being written into pages (on a decoding thread).
 pub struct ColumnPages {
     kind: Kind,
-    /// Nullable: definition levels are written.
-    optional: bool,
+    /// The definition level of a value: 0 for a required column (no levels written), 1 for an
+    /// optional one, more for a leaf of a list.
+    max_def: u8,
+    /// A leaf of a list: the open page's repetition levels (0 begins a row, 1 goes on with it).
+    reps: Option<Levels>,
     /// Whether min and max are kept.
     stats: bool,
     /// The open page's values, PLAIN.
@@ -173,6 +186,8 @@ pub struct ColumnPages {
     /// The open page's definition levels, RLE runs as they come.
     levels: Levels,
     rows: u32,
+    /// The open page's level entries (its rows, but in a list), and those without a value.
+    entries: u32,
     nulls: u32,
     /// Booleans not yet packed into `plain`, and how many.
     bits: u8,
@@ -201,11 +216,13 @@ impl ColumnPages {
     pub fn new(kind: Kind, optional: bool, stats: bool) -> ColumnPages {
         ColumnPages {
             kind,
-            optional,
+            max_def: u8::from(optional),
+            reps: None,
             stats,
             plain: Vec::new(),
             levels: Levels::default(),
             rows: 0,
+            entries: 0,
             nulls: 0,
             bits: 0,
             nbits: 0,
@@ -218,6 +235,22 @@ impl ColumnPages {
         }
     }
 
+    /// An encoder for a leaf of a list (one level of repetition) whose values are defined at
+    /// level `max_def`; see [`ColumnPages::push_entry`] and [`ColumnPages::push_no_entry`].
+    pub fn in_list(kind: Kind, max_def: u8, stats: bool) -> ColumnPages {
+        let mut c = ColumnPages::new(kind, true, stats);
+        c.max_def = max_def;
+        c.reps = Some(Levels::default());
+        c
+    }
+
+    /// The highest definition level and repetition level of the pages (as a schema's leaf has
+    /// them).
+    #[cfg(test)]
+    pub(super) fn levels(&self) -> (i16, i16) {
+        (i16::from(self.max_def), i16::from(self.reps.is_some()))
+    }
+
     /// Makes [`ColumnPages::finish`] fail with `why`.
     pub fn fail(&mut self, why: String) {
         self.failed.get_or_insert(why);
@@ -226,12 +259,13 @@ impl ColumnPages {
     /// `n` more rows, all null (`present` false) or all not.
     #[inline]
     fn rows(&mut self, present: bool, n: u32) {
-        if self.optional {
+        if self.max_def > 0 {
             self.levels.push(u8::from(present), n);
         } else if !present {
             self.failed = Some("a null in a column that has none".into());
         }
         self.rows += n;
+        self.entries += n;
         if !present {
             self.nulls += n;
             self.batch_nulls += u64::from(n);
@@ -250,6 +284,9 @@ impl ColumnPages {
     /// would.
     #[inline]
     fn fit(&self, each: usize, n: u32) -> u32 {
+        if n == 1 {
+            return 1;
+        }
         let room = PAGE_BYTES.saturating_sub(self.plain.len());
         (room.div_ceil(each.max(1)).clamp(1, n as usize)) as u32
     }
@@ -319,8 +356,13 @@ impl ColumnPages {
         while n > 0 {
             let k = self.fit(width, n);
             self.rows(true, k);
+            // Each width a copy of a length known here, not a call to copy a slice.
             for _ in 0..k {
-                self.plain.extend_from_slice(&bytes[..width]);
+                if width == 4 {
+                    self.plain.extend_from_slice(&bytes[..4]);
+                } else {
+                    self.plain.extend_from_slice(&bytes);
+                }
             }
             n -= k;
             self.after_row();
@@ -352,8 +394,60 @@ impl ColumnPages {
         }
     }
 
+    /// One entry of a list in a leaf of it ([`ColumnPages::in_list`]): `first` when it begins
+    /// its row; its value (bytes) when `def` is the column's maximum, else a null defined to
+    /// level `def` (the struct around it, say).
+    pub fn push_entry(&mut self, first: bool, def: u8, value: Option<&[u8]>) {
+        debug_assert!(matches!(self.kind, Kind::Bytes | Kind::Str));
+        if first && self.plain.len() >= PAGE_BYTES {
+            self.end_page();
+        }
+        let Some(reps) = &mut self.reps else {
+            self.fail("an entry of a list in a column not in one".into());
+            return;
+        };
+        reps.push(u8::from(!first), 1);
+        self.levels.push(def, 1);
+        self.rows += u32::from(first);
+        self.entries += 1;
+        match value.filter(|_| def == self.max_def) {
+            Some(v) => {
+                let Ok(len) = u32::try_from(v.len()) else {
+                    self.fail(format!("a value of {} bytes", v.len()));
+                    return;
+                };
+                self.plain.extend_from_slice(&len.to_le_bytes());
+                self.plain.extend_from_slice(v);
+                if self.stats {
+                    self.bounds.bytes(v);
+                }
+            }
+            None => {
+                self.nulls += 1;
+                self.batch_nulls += 1;
+            }
+        }
+    }
+
+    /// `n` rows without an entry in a leaf of a list: an empty (or null) list, at level `def`.
+    pub fn push_no_entry(&mut self, def: u8, n: u32) {
+        if self.plain.len() >= PAGE_BYTES {
+            self.end_page();
+        }
+        let Some(reps) = &mut self.reps else {
+            self.fail("a list in a column not in one".into());
+            return;
+        };
+        reps.push(0, n);
+        self.levels.push(def, n);
+        self.rows += n;
+        self.entries += n;
+        self.nulls += n;
+        self.batch_nulls += u64::from(n);
+    }
+
     fn end_page(&mut self) {
-        if self.rows == 0 {
+        if self.entries == 0 {
             return;
         }
         if self.nbits > 0 {
@@ -371,21 +465,29 @@ impl ColumnPages {
                 0
             }
         };
+        let reps = self.reps.as_mut().map_or(&[][..], Levels::finish);
         let levels = self.levels.finish();
-        let mut data = Vec::with_capacity(levels.len() + n);
+        let mut data = Vec::with_capacity(reps.len() + levels.len() + n);
+        data.extend_from_slice(reps);
+        let rep_levels_len = data.len();
         data.extend_from_slice(levels);
-        let def_levels_len = data.len();
+        let def_levels_len = data.len() - rep_levels_len;
         data.extend_from_slice(&self.scratch[..n]);
         self.done.push(EncodedPage {
-            uncompressed: def_levels_len + self.plain.len(),
+            uncompressed: rep_levels_len + def_levels_len + self.plain.len(),
             data: Bytes::from(data),
+            rep_levels_len: rep_levels_len as u32,
             def_levels_len: def_levels_len as u32,
             rows: self.rows,
+            values: self.entries,
             nulls: self.nulls,
         });
         self.plain.clear();
         self.levels.clear();
-        (self.rows, self.nulls) = (0, 0);
+        (self.rows, self.entries, self.nulls) = (0, 0, 0);
+        if let Some(r) = &mut self.reps {
+            r.clear();
+        }
         // A page holding one huge value grew these to its size: not kept for the ordinary pages
         // that follow.
         if self.scratch.len() > KEEP_BYTES {
@@ -400,6 +502,8 @@ impl ColumnPages {
         let paged = Paged {
             kind: self.kind,
             stats: self.stats,
+            max_def: self.max_def,
+            repeated: self.reps.is_some(),
             pages: std::mem::take(&mut self.done),
             bounds: std::mem::take(&mut self.bounds),
             nulls: std::mem::take(&mut self.batch_nulls),
@@ -528,6 +632,8 @@ fn boundary(v: &[u8], len: usize, utf8: bool) -> usize {
 pub struct ColumnChunk {
     kind: Kind,
     stats: bool,
+    max_def: u8,
+    repeated: bool,
     pages: Vec<EncodedPage>,
     bounds: Bounds,
     nulls: u64,
@@ -540,6 +646,8 @@ impl ColumnChunk {
         let mut c = ColumnChunk {
             kind: paged.kind,
             stats: paged.stats,
+            max_def: paged.max_def,
+            repeated: paged.repeated,
             pages: Vec::new(),
             bounds: Bounds::Empty,
             nulls: 0,
@@ -623,8 +731,16 @@ impl ColumnChunk {
         descr: ColumnDescPtr,
         group: &mut SerializedRowGroupWriter<'_, W>,
     ) -> io::Result<()> {
+        let levels = (i16::from(self.max_def), i16::from(self.repeated));
+        if levels != (descr.max_def_level(), descr.max_rep_level()) {
+            return Err(other(format!(
+                "pages of {} with levels up to {levels:?} (definition, repetition), where the schema has {:?}",
+                descr.path(),
+                (descr.max_def_level(), descr.max_rep_level())
+            )));
+        }
         let statistics = self.statistics(descr.sort_order().is_signed());
-        let (mut values, mut compressed, mut uncompressed) = (0i64, 0i64, 0i64);
+        let (mut rows, mut values, mut compressed, mut uncompressed) = (0i64, 0i64, 0i64, 0i64);
         let mut locations = Vec::with_capacity(self.pages.len());
         let mut pieces = Vec::with_capacity(self.pages.len());
         for p in self.pages {
@@ -634,9 +750,10 @@ impl ColumnChunk {
                 offset: compressed,
                 compressed_page_size: i32::try_from(size)
                     .map_err(|_| other("a page of more than 2 GiB"))?,
-                first_row_index: values,
+                first_row_index: rows,
             });
-            values += i64::from(p.rows);
+            rows += i64::from(p.rows);
+            values += i64::from(p.values);
             compressed += size as i64;
             uncompressed += (header.len() + p.uncompressed) as i64;
             pieces.push((header, p.data));
@@ -654,7 +771,7 @@ impl ColumnChunk {
         let metadata = metadata.build().map_err(other)?;
         let close = ColumnCloseResult {
             bytes_written: compressed as u64,
-            rows_written: values as u64,
+            rows_written: rows as u64,
             metadata,
             bloom_filter: None,
             column_index: None,
@@ -686,12 +803,12 @@ fn page_header(p: &EncodedPage) -> io::Result<Vec<u8>> {
     i32_field(&mut h, int(p.uncompressed)?); // 2: uncompressed_page_size
     i32_field(&mut h, int(p.data.len())?); // 3: compressed_page_size (levels and values)
     h.push(0x5c); // 8: data_page_header_v2 (struct, id 3 + 5)
-    i32_field(&mut h, int(p.rows as usize)?); // 1: num_values
+    i32_field(&mut h, int(p.values as usize)?); // 1: num_values (level entries)
     i32_field(&mut h, int(p.nulls as usize)?); // 2: num_nulls
     i32_field(&mut h, int(p.rows as usize)?); // 3: num_rows
     i32_field(&mut h, 0); // 4: encoding = PLAIN
     i32_field(&mut h, int(p.def_levels_len as usize)?); // 5: definition_levels_byte_length
-    i32_field(&mut h, 0); // 6: repetition_levels_byte_length
+    i32_field(&mut h, int(p.rep_levels_len as usize)?); // 6: repetition_levels_byte_length
     h.push(0x11); // 7: is_compressed = true
     h.push(0); // end of DataPageHeaderV2
     h.push(0); // end of PageHeader
@@ -889,30 +1006,49 @@ mod tests {
             let v = i.to_string().repeat(i as usize % 7);
             p.push_bytes((i % 5 != 0).then_some(v.as_bytes()));
         }
-        let page = p.finish().unwrap().pages.remove(0);
-        let mut sink = TrackedWrite::new(Vec::new());
-        {
-            let mut w = SerializedPageWriter::new(&mut sink);
-            let theirs = Page::DataPageV2 {
-                buf: page.data.clone(),
-                num_values: page.rows,
-                encoding: Encoding::PLAIN,
-                num_nulls: page.nulls,
-                num_rows: page.rows,
-                def_levels_byte_len: page.def_levels_len,
-                rep_levels_byte_len: 0,
-                is_compressed: true,
-                statistics: None,
-            };
-            w.write_page(CompressedPage::new(theirs, page.uncompressed))
-                .unwrap();
-            w.close().unwrap();
+        // A leaf of a list: 100 rows of 0 to 3 entries, some null.
+        let mut l = ColumnPages::in_list(Kind::Bytes, 3, false);
+        for i in 0..100u32 {
+            match i % 4 {
+                0 => l.push_no_entry(0, 1),
+                n => {
+                    for e in 0..n {
+                        let def = if e == 1 { 2 } else { 3 };
+                        l.push_entry(e == 0, def, Some(i.to_string().as_bytes()));
+                    }
+                }
+            }
         }
-        let theirs = sink.into_inner().unwrap();
-        let mut ours = page_header(&page).unwrap();
-        ours.extend_from_slice(&page.data);
-        assert_eq!(ours, theirs);
-        assert_eq!((page.rows, page.nulls), (300, 60));
+        let flat = p.finish().unwrap().pages.remove(0);
+        let list = l.finish().unwrap().pages.remove(0);
+        assert_eq!((flat.rows, flat.values, flat.nulls), (300, 300, 60));
+        // 25 empty lists and 50 null entries; 25 * (1 + 2 + 3) entries and empty lists.
+        assert_eq!((list.rows, list.values, list.nulls), (100, 175, 75));
+        assert!(list.rep_levels_len > 0 && flat.rep_levels_len == 0);
+        for page in [flat, list] {
+            let mut sink = TrackedWrite::new(Vec::new());
+            {
+                let mut w = SerializedPageWriter::new(&mut sink);
+                let theirs = Page::DataPageV2 {
+                    buf: page.data.clone(),
+                    num_values: page.values,
+                    encoding: Encoding::PLAIN,
+                    num_nulls: page.nulls,
+                    num_rows: page.rows,
+                    def_levels_byte_len: page.def_levels_len,
+                    rep_levels_byte_len: page.rep_levels_len,
+                    is_compressed: true,
+                    statistics: None,
+                };
+                w.write_page(CompressedPage::new(theirs, page.uncompressed))
+                    .unwrap();
+                w.close().unwrap();
+            }
+            let theirs = sink.into_inner().unwrap();
+            let mut ours = page_header(&page).unwrap();
+            ours.extend_from_slice(&page.data);
+            assert_eq!(ours, theirs);
+        }
         // And the rope reads the pieces back in order, from any start.
         let pieces = vec![
             (b"ab".to_vec(), Bytes::from_static(b"cde")),
@@ -989,5 +1125,88 @@ mod tests {
         assert!(p.plain.capacity() <= KEEP_BYTES && p.scratch.len() <= KEEP_BYTES);
         // Levels 1, 0, 1: three runs of two bytes.
         assert_eq!(pages[0].uncompressed, 6 + (4 + 1) + (4 + 4 * PAGE_BYTES));
+    }
+
+    /// A list of structs written as pages of its two leaves (repetition and definition levels)
+    /// reads back, through the parquet crate's Arrow reader, as the list Arrow's builders make
+    /// of the same rows: empty lists, one and several entries, null values, across pages.
+    #[test]
+    fn a_list_in_pages_reads_back_as_the_list() {
+        use arrow_array::builder::{BinaryBuilder, ListBuilder, StringBuilder, StructBuilder};
+        use arrow_array::{Array, ArrayRef};
+        use arrow_schema::{DataType, Field, Fields, Schema};
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        use parquet::arrow::ArrowSchemaConverter;
+        use parquet::file::properties::WriterProperties;
+        use parquet::file::writer::SerializedFileWriter;
+        use std::sync::Arc;
+        let fields = Fields::from(vec![
+            Field::new("key", DataType::Utf8, true),
+            Field::new("value", DataType::Binary, true),
+        ]);
+        let item = Field::new("item", DataType::Struct(fields.clone()), true);
+        let schema = Schema::new(vec![Field::new("h", DataType::List(Arc::new(item)), false)]);
+        let big = vec![b'v'; 30_000];
+        /// A header: its key and value (`None`: null).
+        type Header<'a> = (&'a str, Option<&'a [u8]>);
+        let rows: Vec<Vec<Header>> = (0..40)
+            .map(|i| match i % 5 {
+                0 => vec![],
+                1 => vec![("a", Some(&b"1"[..]))],
+                2 => vec![("b", None), ("c", Some(&big[..])), ("d", Some(&b""[..]))],
+                3 => vec![("e", Some(&big[..i]))],
+                _ => vec![],
+            })
+            .collect();
+        let (mut key, mut value) = (
+            ColumnPages::in_list(Kind::Str, 3, true),
+            ColumnPages::in_list(Kind::Bytes, 3, false),
+        );
+        let mut want = ListBuilder::new(StructBuilder::from_fields(fields, 0));
+        for row in &rows {
+            for (i, (k, v)) in row.iter().enumerate() {
+                key.push_entry(i == 0, 3, Some(k.as_bytes()));
+                value.push_entry(i == 0, if v.is_some() { 3 } else { 2 }, *v);
+                let s = want.values();
+                s.field_builder::<StringBuilder>(0).unwrap().append_value(k);
+                s.field_builder::<BinaryBuilder>(1)
+                    .unwrap()
+                    .append_option(*v);
+                s.append(true);
+            }
+            if row.is_empty() {
+                key.push_no_entry(0, 1);
+                value.push_no_entry(0, 1);
+            }
+            want.append(true);
+        }
+        let want: ArrayRef = Arc::new(want.finish());
+        let (key, value) = (key.finish().unwrap(), value.finish().unwrap());
+        assert!(value.pages.len() >= 3, "the values fill several pages");
+        let descr = ArrowSchemaConverter::new().convert(&schema).unwrap();
+        let mut file = Vec::new();
+        let mut w = SerializedFileWriter::new(
+            &mut file,
+            descr.root_schema_ptr(),
+            Arc::new(WriterProperties::builder().build()),
+        )
+        .unwrap();
+        let mut g = w.next_row_group().unwrap();
+        ColumnChunk::new(key)
+            .append_to(Arc::clone(&descr.columns()[0]), &mut g)
+            .unwrap();
+        ColumnChunk::new(value)
+            .append_to(Arc::clone(&descr.columns()[1]), &mut g)
+            .unwrap();
+        g.close().unwrap();
+        w.close().unwrap();
+        let read = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(file))
+            .unwrap()
+            .with_batch_size(rows.len())
+            .build()
+            .unwrap();
+        let got: Vec<ArrayRef> = read.map(|b| Arc::clone(b.unwrap().column(0))).collect();
+        assert_eq!(got.len(), 1, "one batch of every row");
+        assert_eq!(got[0].to_data(), want.to_data());
     }
 }

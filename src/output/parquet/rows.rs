@@ -9,8 +9,8 @@ use crate::output::records::{each_record, log_place, Record};
 use crate::pdu::{Origin, Pdu};
 use crate::query::{Field as Fact, Value as QValue};
 use arrow_array::builder::{
-    ArrayBuilder, BinaryBuilder, Float64Builder, Int16Builder, Int32Builder, ListBuilder,
-    StringBuilder, StructBuilder, TimestampNanosecondBuilder, UInt32Builder, UInt64Builder,
+    Float64Builder, Int16Builder, Int32Builder, ListBuilder, StringBuilder,
+    TimestampNanosecondBuilder, UInt32Builder, UInt64Builder,
 };
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
@@ -269,11 +269,10 @@ impl PduRows {
     }
 }
 
-/// Rows of the `records` table being gathered: every column but `headers` straight into
-/// Parquet pages ([`ColumnPages`]), `headers` in an Arrow builder.
+/// Rows of the `records` table being gathered: every column straight into Parquet pages
+/// ([`ColumnPages`]), the two leaves of `headers` with their repetition levels.
 pub struct RecordRows {
     cols: RecordColumns,
-    headers: ListBuilder<StructBuilder>,
     rows: usize,
     bytes: usize,
     /// The client address of the PDU whose records are being pushed.
@@ -281,7 +280,7 @@ pub struct RecordRows {
     schema: SchemaRef,
 }
 
-/// The `records` columns that are encoded into pages as rows come (all but `headers`).
+/// The `records` leaf columns, encoded into pages as rows come.
 #[derive(Default)]
 struct RecordColumns {
     input: ColumnPages,
@@ -306,72 +305,100 @@ struct RecordColumns {
     codec: ColumnPages,
     magic: ColumnPages,
     crc_ok: ColumnPages,
+    header_key: ColumnPages,
+    header_value: ColumnPages,
 }
 
+/// The leaves of the `headers` column (a list of key-value structs), as the parquet crate names
+/// them.
+const HEADER_KEY: &[&str] = &["headers", "list", "item", "key"];
+const HEADER_VALUE: &[&str] = &["headers", "list", "item", "value"];
+
+/// The definition levels of a header's key or value: the list is required (level 0: empty), an
+/// entry's struct and each of its members nullable; a value has level 3, a null member 2.
+const HEADER_NULL: u8 = 2;
+const HEADER_SET: u8 = 3;
+
 impl RecordColumns {
-    /// Each column with its name in the schema: the one list of them.
-    fn each_mut(&mut self) -> [(&'static str, &mut ColumnPages); 22] {
+    /// Each column with its path in the schema: the one list of them.
+    fn each_mut(&mut self) -> [(&'static [&'static str], &mut ColumnPages); 24] {
         [
-            ("input", &mut self.input),
-            ("frame", &mut self.frame),
-            ("file_offset", &mut self.file_offset),
-            ("direction", &mut self.direction),
-            ("client", &mut self.client),
-            ("client_id", &mut self.client_id),
-            ("topic", &mut self.topic),
-            ("partition", &mut self.partition),
-            ("offset", &mut self.offset),
-            ("offset_delta", &mut self.offset_delta),
-            ("timestamp", &mut self.timestamp),
-            ("timestamp_type", &mut self.timestamp_type),
-            ("key", &mut self.key),
-            ("value", &mut self.value),
-            ("producer_id", &mut self.producer_id),
-            ("producer_epoch", &mut self.producer_epoch),
-            ("sequence", &mut self.sequence),
-            ("transactional", &mut self.transactional),
-            ("control", &mut self.control),
-            ("codec", &mut self.codec),
-            ("magic", &mut self.magic),
-            ("crc_ok", &mut self.crc_ok),
+            (&["input"], &mut self.input),
+            (&["frame"], &mut self.frame),
+            (&["file_offset"], &mut self.file_offset),
+            (&["direction"], &mut self.direction),
+            (&["client"], &mut self.client),
+            (&["client_id"], &mut self.client_id),
+            (&["topic"], &mut self.topic),
+            (&["partition"], &mut self.partition),
+            (&["offset"], &mut self.offset),
+            (&["offset_delta"], &mut self.offset_delta),
+            (&["timestamp"], &mut self.timestamp),
+            (&["timestamp_type"], &mut self.timestamp_type),
+            (&["key"], &mut self.key),
+            (&["value"], &mut self.value),
+            (HEADER_KEY, &mut self.header_key),
+            (HEADER_VALUE, &mut self.header_value),
+            (&["producer_id"], &mut self.producer_id),
+            (&["producer_epoch"], &mut self.producer_epoch),
+            (&["sequence"], &mut self.sequence),
+            (&["transactional"], &mut self.transactional),
+            (&["control"], &mut self.control),
+            (&["codec"], &mut self.codec),
+            (&["magic"], &mut self.magic),
+            (&["crc_ok"], &mut self.crc_ok),
         ]
     }
 }
 
-/// The page encoder of the `records` column `name`, as the schema types it (kind, nullability)
-/// and as [`super::has_statistics`] says.
-fn column(schema: &Schema, name: &str) -> ColumnPages {
-    let field = schema.field_with_name(name).ok();
+/// The page encoder of the `records` leaf column at `path`, as the schema types it (kind; the
+/// definition level of a value: one for each nullable field on the way and each list; whether it
+/// is in a list) and as [`super::has_statistics`] says. A list's path goes through `list` and
+/// `item`, as the parquet crate names a list's levels.
+fn column(schema: &Schema, path: &[&str]) -> ColumnPages {
+    let mut field = path.first().and_then(|p| schema.field_with_name(p).ok());
+    let (mut max_def, mut lists) = (0u8, 0u8);
+    let mut rest = path.get(1..).unwrap_or_default();
+    while let Some(f) = field {
+        max_def += u8::from(f.is_nullable());
+        field = match (f.data_type(), rest) {
+            (_, []) => break,
+            (DataType::List(item), ["list", "item", more @ ..]) => {
+                (max_def, lists) = (max_def + 1, lists + 1);
+                rest = more;
+                Some(item.as_ref())
+            }
+            (DataType::Struct(fields), [name, more @ ..]) => {
+                rest = more;
+                fields.iter().find(|c| c.name() == name).map(|c| c.as_ref())
+            }
+            _ => None,
+        };
+    }
     let kind = field.and_then(|f| Kind::of(f.data_type()));
-    let optional = field.is_none_or(|f| f.is_nullable());
-    let mut c = ColumnPages::new(
-        kind.unwrap_or(Kind::Bytes),
-        optional,
-        super::has_statistics(&[name]),
-    );
-    if kind.is_none() {
-        c.fail(format!("the records column {name} has no page encoding"));
+    let stats = super::has_statistics(path);
+    let mut c = match lists {
+        0 => ColumnPages::new(kind.unwrap_or(Kind::Bytes), max_def > 0, stats),
+        _ => ColumnPages::in_list(kind.unwrap_or(Kind::Bytes), max_def, stats),
+    };
+    if kind.is_none() || lists > 1 {
+        c.fail(format!(
+            "the records column {} has no page encoding",
+            path.join(".")
+        ));
     }
     c
 }
 
 impl Default for RecordRows {
     fn default() -> Self {
-        let header = StructBuilder::new(
-            header_fields(),
-            vec![
-                Box::new(StringBuilder::new()) as Box<dyn ArrayBuilder>,
-                Box::new(BinaryBuilder::new()),
-            ],
-        );
         let schema = records_schema();
         let mut cols = RecordColumns::default();
-        for (name, c) in cols.each_mut() {
-            *c = column(&schema, name);
+        for (path, c) in cols.each_mut() {
+            *c = column(&schema, path);
         }
         RecordRows {
             cols,
-            headers: ListBuilder::new(header),
             rows: 0,
             bytes: 0,
             client_text: String::new(),
@@ -500,18 +527,21 @@ impl RecordRows {
         c.value.push_bytes(r.value);
         c.sequence
             .push_int(narrow(r.sequence, i32::MIN.into(), i32::MAX.into()));
-        let hs = self.headers.values();
+        let mut first = true;
         for (k, v) in r.headers() {
-            if let Some(b) = hs.field_builder::<StringBuilder>(0) {
-                b.append_value(String::from_utf8_lossy(k));
-            }
-            if let Some(b) = hs.field_builder::<BinaryBuilder>(1) {
-                b.append_option(v);
-            }
-            hs.append(true);
+            // A key is text in the table; one that is not UTF-8 is shown as text can be.
+            let key = String::from_utf8_lossy(k);
+            c.header_key
+                .push_entry(first, HEADER_SET, Some(key.as_bytes()));
+            let def = if v.is_some() { HEADER_SET } else { HEADER_NULL };
+            c.header_value.push_entry(first, def, v);
+            first = false;
             self.bytes += k.len() + v.map_or(0, <[u8]>::len);
         }
-        self.headers.append(true);
+        if first {
+            c.header_key.push_no_entry(0, 1);
+            c.header_value.push_no_entry(0, 1);
+        }
         self.rows += 1;
         self.bytes +=
             96 + input.len() + r.key.map_or(0, <[u8]>::len) + r.value.map_or(0, <[u8]>::len);
@@ -520,27 +550,29 @@ impl RecordRows {
     fn finish(&mut self) -> io::Result<Batch> {
         let schema = Arc::clone(&self.schema);
         let mut paged = Vec::with_capacity(schema.fields().len());
-        for (name, c) in self.cols.each_mut() {
-            let field = schema.index_of(name).map_err(other)?;
-            paged.push((field, c.finish()?));
+        for (path, c) in self.cols.each_mut() {
+            paged.push((path, c.finish()?));
         }
-        let cols: Vec<ArrayRef> = vec![Arc::new(self.headers.finish())];
         let rows = std::mem::take(&mut self.rows);
         self.bytes = 0;
-        Batch::new(rows, cols, paged)
+        Batch::new(rows, Vec::new(), paged)
     }
 }
 
 /// Rows finished for the writer: an array per column of the table's schema, in its order, but
-/// for the columns whose values come as encoded pages (`paged`: by field number).
+/// for the columns whose values come as encoded pages (`paged`: by leaf path).
 pub struct Batch {
     pub(super) rows: usize,
     pub(super) columns: Vec<ArrayRef>,
-    pub(super) paged: Vec<(usize, Paged)>,
+    pub(super) paged: Vec<(&'static [&'static str], Paged)>,
 }
 
 impl Batch {
-    fn new(rows: usize, columns: Vec<ArrayRef>, paged: Vec<(usize, Paged)>) -> io::Result<Batch> {
+    fn new(
+        rows: usize,
+        columns: Vec<ArrayRef>,
+        paged: Vec<(&'static [&'static str], Paged)>,
+    ) -> io::Result<Batch> {
         if let Some(c) = columns.iter().find(|c| c.len() != rows) {
             return Err(other(format!(
                 "a column of {} rows in a batch of {rows}",
@@ -549,7 +581,8 @@ impl Batch {
         }
         if let Some((f, p)) = paged.iter().find(|(_, p)| p.rows() != rows) {
             return Err(other(format!(
-                "column {f}: pages of {} rows in a batch of {rows}",
+                "column {}: pages of {} rows in a batch of {rows}",
+                f.join("."),
                 p.rows()
             )));
         }
@@ -669,19 +702,34 @@ pub(super) fn take(rows: &mut Rows) -> io::Result<Pending> {
 mod tests {
     use super::*;
 
-    /// The paged columns' one list names every `records` column but `headers`, in the
-    /// schema's order, each once.
+    /// The paged columns' one list names every leaf of the `records` table as the parquet crate
+    /// lays its schema out, in order, each once; and each encoder's levels are the leaf's.
     #[test]
-    fn paged_columns_are_the_schema_but_headers() {
+    fn paged_columns_are_the_schemas_leaves() {
         let schema = records_schema();
-        let want: Vec<&str> = schema
-            .fields()
+        let parquet = parquet::arrow::ArrowSchemaConverter::new()
+            .convert(&schema)
+            .unwrap();
+        let want: Vec<Vec<String>> = parquet
+            .columns()
             .iter()
-            .map(|f| f.name().as_str())
-            .filter(|n| *n != "headers")
+            .map(|c| c.path().parts().to_vec())
             .collect();
         let mut cols = RecordColumns::default();
-        let got: Vec<&str> = cols.each_mut().iter().map(|(n, _)| *n).collect();
+        let got: Vec<Vec<String>> = cols
+            .each_mut()
+            .iter()
+            .map(|(p, _)| p.iter().map(|s| s.to_string()).collect())
+            .collect();
         assert_eq!(got, want);
+        for ((path, _), leaf) in cols.each_mut().into_iter().zip(parquet.columns()) {
+            let mut c = column(&schema, path);
+            assert_eq!(
+                c.levels(),
+                (leaf.max_def_level(), leaf.max_rep_level()),
+                "{path:?}"
+            );
+            assert!(c.finish().is_ok(), "{path:?}");
+        }
     }
 }
