@@ -409,7 +409,7 @@ impl Default for RecordRows {
 
 /// The `records` columns a run of records shares, those of their batch (or legacy message),
 /// in the form the columns take: records that share them are pushed as runs.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 struct BatchCols<'a> {
     file_offset: Option<i64>,
     topic: Option<&'a str>,
@@ -432,6 +432,23 @@ fn narrow(v: Option<i64>, lo: i64, hi: i64) -> Option<i64> {
 /// UInt64 columns take the numbers' bits (the pages write them as INT64).
 fn u64_bits(v: u64) -> i64 {
     v as i64
+}
+
+impl PartialEq for BatchCols<'_> {
+    /// Field by field; the topic, which the records of a PDU's partition share as one string,
+    /// by where it is before what it says.
+    fn eq(&self, o: &Self) -> bool {
+        let same_topic = match (self.topic, o.topic) {
+            (Some(a), Some(b)) => std::ptr::eq(a, b) || a == b,
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        same_topic
+            && (self.file_offset, self.partition, self.producer_id, self.producer_epoch)
+                == (o.file_offset, o.partition, o.producer_id, o.producer_epoch)
+            && (self.transactional, self.control, self.magic, self.crc_ok)
+                == (o.transactional, o.control, o.magic, o.crc_ok)
+            && (self.timestamp_type, self.codec) == (o.timestamp_type, o.codec)
+    }
 }
 
 impl<'a> BatchCols<'a> {
