@@ -443,8 +443,12 @@ impl PartialEq for BatchCols<'_> {
             (a, b) => a.is_none() && b.is_none(),
         };
         same_topic
-            && (self.file_offset, self.partition, self.producer_id, self.producer_epoch)
-                == (o.file_offset, o.partition, o.producer_id, o.producer_epoch)
+            && (
+                self.file_offset,
+                self.partition,
+                self.producer_id,
+                self.producer_epoch,
+            ) == (o.file_offset, o.partition, o.producer_id, o.producer_epoch)
             && (self.transactional, self.control, self.magic, self.crc_ok)
                 == (o.transactional, o.control, o.magic, o.crc_ok)
             && (self.timestamp_type, self.codec) == (o.timestamp_type, o.codec)
