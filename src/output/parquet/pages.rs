@@ -260,6 +260,9 @@ impl ColumnPages {
     #[inline]
     fn rows(&mut self, present: bool, n: u32) {
         if self.max_def > 0 {
+            if self.reps.is_some() {
+                self.fail("a row pushed without its list's levels into a leaf of a list".into());
+            }
             self.levels.push(u8::from(present), n);
         } else if !present {
             self.failed = Some("a null in a column that has none".into());
@@ -1125,6 +1128,25 @@ mod tests {
         assert!(p.plain.capacity() <= KEEP_BYTES && p.scratch.len() <= KEEP_BYTES);
         // Levels 1, 0, 1: three runs of two bytes.
         assert_eq!(pages[0].uncompressed, 6 + (4 + 1) + (4 + 4 * PAGE_BYTES));
+    }
+
+    /// Rows pushed into a leaf of a list without the list's levels, and list entries pushed
+    /// into a column not in a list, fail the column instead of making pages a reader would
+    /// misread.
+    #[test]
+    fn a_row_without_the_columns_levels_fails_the_column() {
+        let mut l = ColumnPages::in_list(Kind::Bytes, 3, false);
+        l.push_bytes(Some(b"x"));
+        assert!(l.finish().is_err());
+        let mut l = ColumnPages::in_list(Kind::I64, 3, false);
+        l.push_int_n(None, 3);
+        assert!(l.finish().is_err());
+        let mut flat = ColumnPages::new(Kind::Bytes, true, false);
+        flat.push_entry(true, 1, Some(b"x"));
+        assert!(flat.finish().is_err());
+        let mut flat = ColumnPages::new(Kind::Bytes, true, false);
+        flat.push_no_entry(0, 2);
+        assert!(flat.finish().is_err());
     }
 
     /// A list of structs written as pages of its two leaves (repetition and definition levels)
