@@ -573,3 +573,99 @@ fn every_records_column_and_its_statistics_read_back_from_a_segment_kafka_protoc
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One Produce request whose partitions each hold two batches of different producers (ids,
+/// epochs, transactional or not, a header in one): every record's row has its own batch's
+/// columns, not its neighbour's. kafka-protocol encodes the request; DuckDB reads the table. The
+/// records a batch shares are written as runs, so this is what would show a run carried across
+/// a batch.
+#[test]
+#[cfg_attr(
+    not(kinspect_duckdb),
+    ignore = "needs python3 with duckdb (pip install duckdb)"
+)]
+fn each_record_has_its_own_batchs_columns_when_a_pdu_has_several_batches() {
+    use crate::check_support::{request, Net};
+    use kafka_protocol::messages::{produce_request as pr, ProduceRequest, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+    let mut want = Vec::new();
+    let mut topics = Vec::new();
+    for (t, topic) in ["orders", "payments"].into_iter().enumerate() {
+        let mut parts = Vec::new();
+        for p in 0..2i32 {
+            let mut records = Vec::new();
+            for b in 0..2i64 {
+                let pid = 7000 + 100 * t as i64 + 10 * i64::from(p) + b;
+                let batch: Vec<_> = (0..3i64)
+                    .map(|i| {
+                        let key = format!("{topic}-{p}-{b}-{i}");
+                        let mut r = common::kp_record(
+                            i,
+                            1_767_225_600_000 + i,
+                            Some(key.clone().into_bytes().into()),
+                            Some(b"v".to_vec().into()),
+                        );
+                        r.producer_id = pid;
+                        r.producer_epoch = (b + 1) as i16;
+                        r.sequence = (10 * b + i) as i32;
+                        r.transactional = b == 1;
+                        if b == 0 {
+                            r.headers.insert(
+                                StrBytes::from_static_str("h"),
+                                Some(key.clone().into_bytes().into()),
+                            );
+                        }
+                        want.push(serde_json::json!([
+                            key,
+                            topic,
+                            p,
+                            pid,
+                            b + 1,
+                            10 * b + i,
+                            b == 1,
+                            u8::from(b == 0),
+                        ]));
+                        r
+                    })
+                    .collect();
+                records.extend(common::kp_batch(&batch));
+            }
+            parts.push(
+                pr::PartitionProduceData::default()
+                    .with_index(p)
+                    .with_records(Some(records.into())),
+            );
+        }
+        topics.push(
+            pr::TopicProduceData::default()
+                .with_name(TopicName(StrBytes::from_static_str(topic)))
+                .with_partition_data(parts),
+        );
+    }
+    let q = ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(30000)
+        .with_topic_data(topics);
+    let mut net = Net::new();
+    let (c, s) = (
+        "10.0.1.1:50000".parse().unwrap(),
+        "10.0.0.1:9092".parse().unwrap(),
+    );
+    net.send(c, s, true, &request(0, 9, 1, &q));
+    let dir = tmp("batches");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cap = dir.join("produce.pcap");
+    std::fs::write(&cap, net.pcap()).unwrap();
+    let out = dir.join("tables");
+    decode_parquet(cap.to_str().unwrap(), &out);
+    let rows = duckdb(&format!(
+        "select decode(key), topic, partition, producer_id, producer_epoch, sequence,
+                transactional, len(headers)
+         from '{}' order by topic, partition, producer_id, sequence",
+        out.join("records.parquet").display()
+    ));
+    assert_eq!(rows.len(), want.len());
+    for (r, w) in rows.iter().zip(&want) {
+        assert_eq!(&J::Array(r.clone()), w);
+    }
+}
