@@ -457,13 +457,8 @@ impl PartialEq for BatchCols<'_> {
 
 impl<'a> BatchCols<'a> {
     fn of(pdu: &Pdu, r: &Record<'a>) -> BatchCols<'a> {
-        let log = pdu.api_key.is_none() && pdu.origin.frame.is_none();
         BatchCols {
-            file_offset: pdu
-                .origin
-                .stream_offset
-                .filter(|_| log)
-                .map(|s| u64_bits(s + u64::from(r.batch_at))),
+            file_offset: r.file_offset(pdu).map(u64_bits),
             topic: r.topic,
             partition: narrow(r.partition, i32::MIN.into(), i32::MAX.into()),
             timestamp_type: r.timestamp_type,

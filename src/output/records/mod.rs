@@ -87,6 +87,17 @@ impl<'a> Record<'a> {
             })
     }
 
+    /// Where the record's batch (or legacy message) starts in the log file it was read from:
+    /// the PDU's file offset plus the batch's place in it. `None` for records read off the
+    /// wire, and for an offset past `u64::MAX`.
+    pub fn file_offset(&self, pdu: &Pdu) -> Option<u64> {
+        let log = pdu.api_key.is_none() && pdu.origin.frame.is_none();
+        pdu.origin
+            .stream_offset
+            .filter(|_| log)
+            .and_then(|s| s.checked_add(u64::from(self.batch_at)))
+    }
+
     pub fn header_count(&self) -> usize {
         self.headers.map_or(0, |h| self.tree.children(h).count())
     }

@@ -336,16 +336,16 @@ fn write_where<W: Write + ?Sized>(
     input: &str,
     r: &Record<'_>,
 ) -> io::Result<()> {
-    match (pdu.origin.frame, pdu.api_key, pdu.origin.stream_offset) {
-        (Some(f), _, _) => write_int(w, f as i64),
-        (None, None, Some(at)) => {
+    match (pdu.origin.frame, r.file_offset(pdu)) {
+        (Some(f), _) => write_int(w, f as i64),
+        (None, Some(at)) => {
             let file = std::path::Path::new(input)
                 .file_name()
                 .and_then(|f| f.to_str())
                 .unwrap_or(input);
             w.write_all(file.as_bytes())?;
             w.write_all(b":")?;
-            write_int(w, (at + r.batch_at as u64) as i64)
+            write_int(w, at as i64)
         }
         _ => {
             w.write_all(b"#")?;
@@ -504,8 +504,11 @@ fn write_json<W: Write + ?Sized>(
 ) -> io::Result<()> {
     w.write_all(&head.start)?;
     if head.log {
-        let at = pdu.origin.stream_offset.map(|s| s + u64::from(r.batch_at));
-        int_member(w, b",\"file_offset\":", at.map(|a| a as i64))?;
+        int_member(
+            w,
+            b",\"file_offset\":",
+            r.file_offset(pdu).map(|a| a as i64),
+        )?;
     }
     w.write_all(&head.conn)?;
     str_member(w, b",\"topic\":", r.topic)?;
