@@ -111,6 +111,12 @@ pub trait Split: Sink {
         false
     }
 
+    /// How many bytes of frames make a batch for the worker (`parallel::BATCH_BYTES` unless the
+    /// sink says otherwise; see `parallel::LIGHT_BATCH_BYTES`).
+    fn batch_bytes(&self) -> usize {
+        super::parallel::BATCH_BYTES
+    }
+
     /// After the worker's batch, on this side, in input order: take in what `half` made (counts
     /// to merge; a printer's half has written its text itself).
     fn take_back(&mut self, half: &mut Self::Half) -> io::Result<()>;

@@ -265,6 +265,10 @@ impl Split for FieldsPrinter<Shared> {
         true
     }
 
+    fn batch_bytes(&self) -> usize {
+        crate::engine::parallel::LIGHT_BATCH_BYTES
+    }
+
     fn take_back(&mut self, _half: &mut FieldsPrinter<Shared>) -> io::Result<()> {
         Ok(())
     }

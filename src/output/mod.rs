@@ -381,6 +381,13 @@ impl Split for Printer<Shared> {
         true
     }
 
+    fn batch_bytes(&self) -> usize {
+        match self.o.format {
+            Format::Summary => crate::engine::parallel::LIGHT_BATCH_BYTES,
+            _ => crate::engine::parallel::BATCH_BYTES,
+        }
+    }
+
     fn take_back(&mut self, _half: &mut Printer<Shared>) -> io::Result<()> {
         Ok(())
     }
