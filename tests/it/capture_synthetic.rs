@@ -753,3 +753,46 @@ fn unanswered_requests_are_bounded() {
     assert_eq!(out.frames.len(), n);
     assert_eq!(out.codes(), ["outstanding-overflow"]);
 }
+
+/// Loopback captures with segmentation offload hold super-packets far larger than a link's MTU
+/// (IPv4 total length 0, the capture's length trusted): the reader reads the file 256 KiB at a
+/// time and gathers a record of up to 1 MiB over several reads rather than call the file
+/// damaged, in pcap and pcapng alike; a record past 1 MiB is still damage.
+#[test]
+fn super_packets_up_to_a_mebibyte_are_read_whole() {
+    for (size, seg) in [(700_000u32, 600_000), (1_200_000, 1_200_000)] {
+        let mut frames = real_frames();
+        // A Produce v9 request header and `size` bytes in all: the framer hands it over whole.
+        let mut big = Vec::with_capacity(size as usize);
+        big.extend_from_slice(&(size - 4).to_be_bytes());
+        big.extend_from_slice(&[0, 0, 0, 9, 0, 0, 0x10, 0]);
+        big.resize(size as usize, 0x5a);
+        frames.insert(4, (Direction::Request, big));
+        let conv = conversation("127.0.0.1:40000", "127.0.0.1:9092", &frames, seg);
+        let mut records = testgen::records(&Link::Ethernet, &conv.packets, usize::MAX);
+        for r in &mut records {
+            if r.data.len() > 0xffff {
+                r.data[16..18].copy_from_slice(&[0, 0]); // IPv4 total length 0, as TSO leaves it
+            }
+        }
+        let biggest = records.iter().map(|r| r.data.len()).max().unwrap();
+        assert!(biggest > 256 << 10, "a record larger than the first buffer");
+        for (kind, bytes) in [
+            ("pcap", testgen::pcap(1, &records, false, false, 0)),
+            ("pcapng", testgen::pcapng(&[(1, 6)], &records)),
+        ] {
+            let out = read(&bytes, &no_ports());
+            if biggest < 1 << 20 {
+                assert!(out.notes.is_empty(), "{kind}: {:?}", out.notes);
+                assert_same_frames(&out, &frames);
+            } else {
+                let (code, frame, msg) = &out.notes[0];
+                assert_eq!(code, "capture-damaged", "{kind}: {msg}");
+                assert!(msg.contains("above 1048576 bytes"), "{kind}: {msg}");
+                // The frames before the super-packet were all delivered.
+                assert_eq!(out.frames.len(), 4, "{kind}");
+                assert!(frame.is_some_and(|f| f > 4), "{kind}: {frame:?}");
+            }
+        }
+    }
+}
