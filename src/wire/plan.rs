@@ -114,6 +114,16 @@ pub struct StructPlan {
     pub flexible: bool,
 }
 
+impl FieldPlan {
+    /// The primitive and its width, for a fixed-width primitive field.
+    pub fn fixed(&self) -> Option<(Prim, usize)> {
+        match self.ty {
+            Ty::Prim(p) => fixed_width(p).map(|w| (p, w as usize)),
+            _ => None,
+        }
+    }
+}
+
 impl StructPlan {
     pub fn tagged_field(&self, tag: u32) -> Option<&FieldPlan> {
         self.tagged

@@ -4,32 +4,22 @@ use super::{Abort, Seg, Slot, Step, Walker};
 use crate::limits::MAX_NODES_PER_TREE;
 use crate::schema::model::{Entity, Prim};
 use crate::wire::cursor::Cursor;
-use crate::wire::plan::{FieldPlan, Ty};
+use crate::wire::plan::FieldPlan;
 use crate::wire::tree::{Span, Value};
 
 /// The value of fixed-width primitive `p` in `b` (exactly its width), as [`Cursor`] reads it.
 #[inline]
 fn fixed_value(p: Prim, b: &[u8]) -> Option<Value> {
-    fixed_at(p, b, 0).map(|(v, _)| v)
-}
-
-/// The value of fixed-width primitive `p` at `off` in `b`, and its width: one match on the
-/// primitive for both (`None` for one of variable width, or past the end of `b`).
-#[inline]
-fn fixed_at(p: Prim, b: &[u8], off: usize) -> Option<(Value, usize)> {
-    fn be<const N: usize>(b: &[u8], off: usize) -> Option<[u8; N]> {
-        b.get(off..off + N)?.try_into().ok()
-    }
     Some(match p {
-        Prim::Bool => (Value::Bool(*b.get(off)? != 0), 1),
-        Prim::Int8 => (Value::Int(i64::from(*b.get(off)? as i8)), 1),
-        Prim::Int16 => (Value::Int(i64::from(i16::from_be_bytes(be(b, off)?))), 2),
-        Prim::Uint16 => (Value::Int(i64::from(u16::from_be_bytes(be(b, off)?))), 2),
-        Prim::Int32 => (Value::Int(i64::from(i32::from_be_bytes(be(b, off)?))), 4),
-        Prim::Uint32 => (Value::Int(i64::from(u32::from_be_bytes(be(b, off)?))), 4),
-        Prim::Int64 => (Value::Int(i64::from_be_bytes(be(b, off)?)), 8),
-        Prim::Float64 => (Value::Float(f64::from_be_bytes(be(b, off)?)), 8),
-        Prim::Uuid => (Value::Uuid(be(b, off)?), 16),
+        Prim::Bool => Value::Bool(*b.first()? != 0),
+        Prim::Int8 => Value::Int(i64::from(*b.first()? as i8)),
+        Prim::Int16 => Value::Int(i64::from(i16::from_be_bytes(b.try_into().ok()?))),
+        Prim::Uint16 => Value::Int(i64::from(u16::from_be_bytes(b.try_into().ok()?))),
+        Prim::Int32 => Value::Int(i64::from(i32::from_be_bytes(b.try_into().ok()?))),
+        Prim::Uint32 => Value::Int(i64::from(u32::from_be_bytes(b.try_into().ok()?))),
+        Prim::Int64 => Value::Int(i64::from_be_bytes(b.try_into().ok()?)),
+        Prim::Float64 => Value::Float(f64::from_be_bytes(b.try_into().ok()?)),
+        Prim::Uuid => Value::Uuid(b.try_into().ok()?),
         Prim::String | Prim::Bytes | Prim::Records => return None,
     })
 }
@@ -111,11 +101,11 @@ impl Walker<'_, '_> {
         };
         let mut off = 0;
         for (i, f) in run.iter().enumerate() {
-            let at = pos + off;
-            let Ty::Prim(p) = f.ty else {
-                return (i, at);
+            let Some((p, w)) = f.fixed() else {
+                return (i, pos + off);
             };
-            let Some((v, w)) = fixed_at(p, bytes, off) else {
+            let at = pos + off;
+            let Some(v) = bytes.get(off..off + w).and_then(|b| fixed_value(p, b)) else {
                 return (i, at);
             };
             if let (Prim::Bool, Some(&b)) = (p, bytes.get(off)) {
