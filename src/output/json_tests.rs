@@ -184,6 +184,33 @@ fn the_bytes_that_need_escaping_are_exactly_these() {
     }
 }
 
+/// The word-at-a-time test of a short string says clean exactly when no byte needs escaping
+/// (RFC 8259's control characters, `"`, `\\`, and DEL), whatever the byte, its place and the
+/// length: every byte value at every place of every length up to 32, between clean ASCII and
+/// between the bytes of multi-byte UTF-8 (whose high bits must not hide a special byte).
+#[test]
+fn short_strings_are_clean_exactly_when_no_byte_needs_escaping() {
+    for filler in [b'a', 0xc3, 0x80, 0xff, 0x7e, 0x21] {
+        for len in 0..=SHORT_KEY {
+            assert!(clean_short(&vec![filler; len]) == (len == 0 || !special::<false>(filler)));
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut s = vec![filler; len];
+                    s[at] = b;
+                    let want = !s
+                        .iter()
+                        .any(|&x| x < 0x20 || x == b'"' || x == b'\\' || x == 0x7f);
+                    assert_eq!(
+                        clean_short(&s),
+                        want,
+                        "{filler:#04x} x{len}, {b:#04x} at {at}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Member names, short and long, clean or needing escapes, with and without the comma, read
 /// back by a JSON parser as the members of an object.
 #[test]
