@@ -73,7 +73,7 @@ pub const BATCH_FRAMES: usize = 256;
 /// The batch for a sink that shows a line or less per PDU (summary, fields): its frames cost
 /// little beyond reading them, and the reading thread sets the pace, so waking the worker a
 /// quarter as often is worth more than handing it work sooner (summary of the benchmark
-/// capture: 115 ms with 64 KiB batches, 107 ms with 256 KiB, 113 ms with 1 MiB; JSON Lines, whose
+/// capture: 118 ms with 64 KiB batches, 106 ms with 256 KiB, 113 ms with 1 MiB; JSON Lines, whose
 /// frames cost the worker much more, went from 309 to 353 ms with 256 KiB).
 pub const LIGHT_BATCH_BYTES: usize = 256 << 10;
 /// Text is written once this much is buffered (and the writer has the output).

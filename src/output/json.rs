@@ -84,7 +84,7 @@ fn clean_short(b: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     // Exact as a whole: some byte of `x` is below 0x20, or is `"`, `\\` or DEL.
-    let special = |x: u64| {
+    let any_special = |x: u64| {
         let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
         (x.wrapping_sub(0x20 * ONES) & !x & HIGH)
             | zero(x ^ (u64::from(b'"') * ONES))
@@ -98,16 +98,16 @@ fn clean_short(b: &[u8]) -> bool {
     };
     let n = b.len();
     if n >= 8 {
-        // Words at 0, 8, 16 and 24, the last one moved back to end at the end: every byte once
-        // at least.
+        // Words at 0, 8 and 16 while more than 8 bytes remain, then the last 8 bytes: every byte
+        // at least once.
         let mut i = 0;
         while i + 8 < n {
-            if special(word(i)) {
+            if any_special(word(i)) {
                 return false;
             }
             i += 8;
         }
-        return !special(word(n - 8));
+        return !any_special(word(n - 8));
     }
     if n >= 4 {
         let half = |i: usize| {
@@ -116,15 +116,10 @@ fn clean_short(b: &[u8]) -> bool {
         };
         // The two 4-byte words, each in a half of a word padded with a clean byte (`a`).
         let pad = u64::from_le_bytes([b'a'; 8]) & 0xffff_ffff_0000_0000;
-        return !special(u64::from(half(0)) | pad) && !special(u64::from(half(n - 4)) | pad);
+        return !any_special(u64::from(half(0)) | pad)
+            && !any_special(u64::from(half(n - 4)) | pad);
     }
-    !b.iter().any(|&x| special_byte(x))
-}
-
-/// [`special`] for any text (not only ASCII).
-#[inline(always)]
-fn special_byte(b: u8) -> bool {
-    special::<false>(b)
+    !b.iter().any(|&x| special::<false>(x))
 }
 
 /// [`write_str`] when the first `clean` bytes of `s` are already known to need no escaping.
