@@ -274,6 +274,37 @@ impl<'a> Parser<'a> {
         self.err_at(self.pos(), message)
     }
 
+    /// The end of the file inside the object or array (`what`, closed by `close`) opened at `open`.
+    fn unterminated(&self, close: char, what: &str, open: Pos) -> JsonError {
+        self.err_at(
+            open,
+            format!("unterminated {what}: expected '{close}' before the end of the file"),
+        )
+    }
+
+    /// After a member of an object or an item of an array (`what`, closed by `close`, opened at
+    /// `open`): `true` at the closing character, `false` after a comma (both consumed).
+    fn after_item(&mut self, close: char, what: &str, open: Pos) -> Result<bool, JsonError> {
+        self.skip_ws()?;
+        match self.peek() {
+            Some(',') => {
+                self.bump();
+                Ok(false)
+            }
+            Some(c) if c == close => {
+                self.bump();
+                Ok(true)
+            }
+            Some(c) => Err(self.err_here(format!(
+                "unexpected {}: expected ',' or '{close}' ({what} opened at {}:{})",
+                describe_char(c),
+                open.line,
+                open.col
+            ))),
+            None => Err(self.unterminated(close, what, open)),
+        }
+    }
+
     /// Skips whitespace and comments; rejects look-alike characters Kafka's parser rejects.
     fn skip_ws(&mut self) -> Result<(), JsonError> {
         // A pasted run of odd spaces is one mistake: report it once per line.
@@ -428,12 +459,7 @@ impl<'a> Parser<'a> {
                         self.err_here("trailing comma before '}': expected another \"key\": value")
                     )
                 }
-                None => {
-                    return Err(self.err_at(
-                        open,
-                        "unterminated object: expected '}' before the end of the file",
-                    ))
-                }
+                None => return Err(self.unterminated('}', "object", open)),
                 Some(c) => {
                     return Err(self.err_here(format!(
                         "unexpected {}: expected an object key in double quotes",
@@ -477,29 +503,8 @@ impl<'a> Parser<'a> {
                 key_pos,
                 value,
             });
-            self.skip_ws()?;
-            match self.peek() {
-                Some(',') => {
-                    self.bump();
-                }
-                Some('}') => {
-                    self.bump();
-                    return Ok(());
-                }
-                Some(c) => {
-                    return Err(self.err_here(format!(
-                        "unexpected {}: expected ',' or '}}' (object opened at {}:{})",
-                        describe_char(c),
-                        open.line,
-                        open.col
-                    )))
-                }
-                None => {
-                    return Err(self.err_at(
-                        open,
-                        "unterminated object: expected '}' before the end of the file",
-                    ))
-                }
+            if self.after_item('}', "object", open)? {
+                return Ok(());
             }
         }
     }
@@ -538,10 +543,7 @@ impl<'a> Parser<'a> {
                 return Err(self.err_here("trailing comma before ']': expected another value"));
             }
             if self.peek().is_none() {
-                return Err(self.err_at(
-                    open,
-                    "unterminated array: expected ']' before the end of the file",
-                ));
+                return Err(self.unterminated(']', "array", open));
             }
             match self.value(depth + 1) {
                 Ok(v) => items.push(v),
@@ -550,29 +552,8 @@ impl<'a> Parser<'a> {
                     return Err(e);
                 }
             }
-            self.skip_ws()?;
-            match self.peek() {
-                Some(',') => {
-                    self.bump();
-                }
-                Some(']') => {
-                    self.bump();
-                    return Ok(());
-                }
-                Some(c) => {
-                    return Err(self.err_here(format!(
-                        "unexpected {}: expected ',' or ']' (array opened at {}:{})",
-                        describe_char(c),
-                        open.line,
-                        open.col
-                    )))
-                }
-                None => {
-                    return Err(self.err_at(
-                        open,
-                        "unterminated array: expected ']' before the end of the file",
-                    ))
-                }
+            if self.after_item(']', "array", open)? {
+                return Ok(());
             }
         }
     }

@@ -199,6 +199,40 @@ fn broken_specs_report_code_place_and_suggestion() {
     }
 }
 
+/// An object or array that stops wrong says what was expected there and where it opened.
+#[test]
+fn a_broken_object_or_array_names_where_it_opened() {
+    #[rustfmt::skip]
+    let rows: &[(&str, &str, (u32, u32), &str)] = &[
+        ("a value where ',' or '}' belongs", "{\"type\": \"data\",\n  \"name\": \"T\" 5}", (2, 15),
+         "unexpected '5': expected ',' or '}' (object opened at 1:1)"),
+        ("an object cut after a member", "{\"type\": \"data\"", (1, 1),
+         "unterminated object: expected '}' before the end of the file"),
+        ("an object cut after a comma", "{\"type\": \"data\",  ", (1, 1),
+         "unterminated object: expected '}' before the end of the file"),
+        ("a value where ',' or ']' belongs", "{\"listeners\": [\"broker\"\n  \"zkBroker\"]}", (2, 3),
+         "unexpected '\"': expected ',' or ']' (array opened at 1:15)"),
+        ("an array cut after an item", "{\"listeners\": [\"broker\"", (1, 15),
+         "unterminated array: expected ']' before the end of the file"),
+        ("an array cut after a comma", "{\"listeners\": [\"broker\", ", (1, 15),
+         "unterminated array: expected ']' before the end of the file"),
+    ];
+    for (what, text, at, message) in rows {
+        let (_, diags) = load_spec("x.json", text);
+        let e = errors(&diags);
+        assert_eq!(e.len(), 1, "{what}: one error expected, got {diags:?}");
+        assert_eq!(
+            (
+                e[0].code,
+                (e[0].pos.line, e[0].pos.col),
+                e[0].message.as_str()
+            ),
+            ("json-syntax", *at, *message),
+            "{what}"
+        );
+    }
+}
+
 #[test]
 fn misspelled_required_property_is_both_unknown_and_missing() {
     let (_, d) = load_spec(
