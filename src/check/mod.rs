@@ -293,6 +293,42 @@ impl<K: Hash + Eq, V: Default> Table<K, V> {
     }
 }
 
+/// A cap on something other than a [`Table`]'s keys (requests in flight): the first frame that
+/// hit it, reported once.
+#[derive(Default)]
+pub(crate) struct CapHit {
+    at: Option<u64>,
+    reported: bool,
+}
+
+impl CapHit {
+    /// Notes that `frame` found the cap full (the first such frame is kept).
+    pub(crate) fn hit(&mut self, frame: u64) {
+        self.at.get_or_insert(frame);
+    }
+
+    /// The once-only finding for a hit: more than `cap` `what` (limit `limit`), and what the
+    /// rules lose by it.
+    pub(crate) fn capped(
+        &mut self,
+        cap: usize,
+        what: &str,
+        limit: &str,
+        lost: &str,
+    ) -> Option<Finding> {
+        let at = self.at.filter(|_| !self.reported)?;
+        self.reported = true;
+        Some(
+            Finding::new(
+                RuleId::StateCapped,
+                vec![at],
+                format!("more than {cap} {what} (limits::{limit}): {lost}"),
+            )
+            .expect(format!("at most {cap} in flight"), "more"),
+        )
+    }
+}
+
 /// Runs every rule over one input's PDUs and notes, in capture order.
 pub struct Checker {
     sessions: sessions::Sessions,
@@ -418,5 +454,29 @@ mod tests {
         assert!(f.message.contains("limits::MAX_THINGS"), "{}", f.message);
         assert!(t.entry(4).is_none());
         assert!(t.capped(8).is_none(), "once");
+    }
+
+    #[test]
+    fn a_cap_hit_is_reported_once_at_its_first_frame() {
+        let mut c = CapHit::default();
+        assert!(
+            c.capped(4, "things", "MAX_THINGS", "lost").is_none(),
+            "not hit"
+        );
+        c.hit(9);
+        c.hit(12);
+        let f = c
+            .capped(4, "things", "MAX_THINGS", "lost")
+            .expect("reported");
+        assert_eq!(
+            (f.rule.code, f.frames.as_slice()),
+            ("check-state-capped", &[9][..])
+        );
+        assert_eq!(f.message, "more than 4 things (limits::MAX_THINGS): lost");
+        c.hit(15);
+        assert!(
+            c.capped(4, "things", "MAX_THINGS", "lost").is_none(),
+            "once"
+        );
     }
 }

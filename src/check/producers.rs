@@ -17,7 +17,7 @@
 //!   EndTxn v5+ answers with the bumped epoch: the old one is then finished.
 
 use super::fields::{body, boolean, elems, int, member, member_any, topic, Topic};
-use super::{frame_of, Finding, RuleId, Table};
+use super::{frame_of, CapHit, Finding, RuleId, Table};
 use crate::limits::{
     MAX_CHECK_PRODUCERS, MAX_CHECK_PRODUCER_PARTITIONS, MAX_CHECK_PRODUCE_INFLIGHT,
     MAX_CHECK_TXN_PARTITIONS,
@@ -86,8 +86,7 @@ pub(super) struct Producers {
     seqs: Table<(i64, u64, i32), Seq>,
     producers: Table<i64, Producer>,
     inflight: HashMap<(Conn, i32), (u64, Vec<Sent>)>,
-    inflight_capped: Option<u64>,
-    inflight_reported: bool,
+    inflight_capped: CapHit,
 }
 
 /// A v2 batch's producer fields: (pid, epoch, base sequence, record count, transactional).
@@ -114,8 +113,7 @@ impl Producers {
             ),
             producers: Table::new(MAX_CHECK_PRODUCERS, "producers", "MAX_CHECK_PRODUCERS"),
             inflight: HashMap::new(),
-            inflight_capped: None,
-            inflight_reported: false,
+            inflight_capped: CapHit::default(),
         }
     }
 
@@ -224,7 +222,7 @@ impl Producers {
         }
         if let (Some(c), Some(corr)) = (pdu.origin.conn, pdu.correlation_id) {
             if self.inflight.len() >= MAX_CHECK_PRODUCE_INFLIGHT {
-                self.inflight_capped.get_or_insert(frame);
+                self.inflight_capped.hit(frame);
             } else {
                 self.inflight.insert((c, corr), (frame, sent));
             }
@@ -507,17 +505,12 @@ impl Producers {
     pub(super) fn capped(&mut self, frame: u64, out: &mut Vec<Finding>) {
         out.extend(self.seqs.capped(frame));
         out.extend(self.producers.capped(frame));
-        if let (Some(at), false) = (self.inflight_capped, self.inflight_reported) {
-            self.inflight_reported = true;
-            out.push(
-                Finding::new(
-                    RuleId::StateCapped,
-                    vec![at],
-                    format!("more than {MAX_CHECK_PRODUCE_INFLIGHT} unanswered Produce requests (limits::MAX_CHECK_PRODUCE_INFLIGHT): their answers are not explained"),
-                )
-                .expect(format!("at most {MAX_CHECK_PRODUCE_INFLIGHT} in flight"), "more"),
-            );
-        }
+        out.extend(self.inflight_capped.capped(
+            MAX_CHECK_PRODUCE_INFLIGHT,
+            "unanswered Produce requests",
+            "MAX_CHECK_PRODUCE_INFLIGHT",
+            "their answers are not explained",
+        ));
     }
 
     /// Bytes of a connection were lost: its Produce requests will not be answered in view.

@@ -5,7 +5,7 @@
 //! response comes (see `votes::Pending`).
 
 use super::fields::{body, header, int, text};
-use super::{frame_of, votes, Finding, RuleId, Table};
+use super::{frame_of, votes, CapHit, Finding, RuleId, Table};
 use crate::limits::{
     MAX_CHECK_BROKERS, MAX_CHECK_CONNECTIONS, MAX_CHECK_INFLIGHT_PER_CONN,
     MAX_CHECK_UNSUPPORTED_PER_CONN,
@@ -47,8 +47,7 @@ pub(super) struct Sessions {
     conns: Table<Conn, ConnState>,
     /// API key → (min, max) per broker address.
     brokers: Table<Option<SocketAddr>, HashMap<i16, (i16, i16)>>,
-    inflight_capped: Option<u64>,
-    inflight_reported: bool,
+    inflight_capped: CapHit,
 }
 
 fn client_key(ip: Option<IpAddr>, client_id: Option<&str>) -> ClientKey {
@@ -77,8 +76,7 @@ impl Sessions {
                 "MAX_CHECK_CONNECTIONS",
             ),
             brokers: Table::new(MAX_CHECK_BROKERS, "brokers", "MAX_CHECK_BROKERS"),
-            inflight_capped: None,
-            inflight_reported: false,
+            inflight_capped: CapHit::default(),
         }
     }
 
@@ -177,7 +175,7 @@ impl Sessions {
         };
         if st.inflight.len() >= MAX_CHECK_INFLIGHT_PER_CONN {
             st.inflight.pop_front();
-            self.inflight_capped.get_or_insert(frame);
+            self.inflight_capped.hit(frame);
         }
         st.inflight.push_back(Inflight {
             corr,
@@ -270,16 +268,11 @@ impl Sessions {
     pub(super) fn capped(&mut self, frame: u64, out: &mut Vec<Finding>) {
         out.extend(self.conns.capped(frame));
         out.extend(self.brokers.capped(frame));
-        if let (Some(at), false) = (self.inflight_capped, self.inflight_reported) {
-            self.inflight_reported = true;
-            out.push(
-                Finding::new(
-                    RuleId::StateCapped,
-                    vec![at],
-                    format!("more than {MAX_CHECK_INFLIGHT_PER_CONN} unanswered requests on a connection (limits::MAX_CHECK_INFLIGHT_PER_CONN): the oldest are forgotten, their reuse and answers not checked"),
-                )
-                .expect(format!("at most {MAX_CHECK_INFLIGHT_PER_CONN} in flight"), "more"),
-            );
-        }
+        out.extend(self.inflight_capped.capped(
+            MAX_CHECK_INFLIGHT_PER_CONN,
+            "unanswered requests on a connection",
+            "MAX_CHECK_INFLIGHT_PER_CONN",
+            "the oldest are forgotten, their reuse and answers not checked",
+        ));
     }
 }

@@ -84,6 +84,37 @@ fn correlation_id_reused_while_in_flight() {
     assert!(codes(&net).is_empty(), "answered before it was reused");
 }
 
+/// Requests in flight on a connection are capped (limits::MAX_CHECK_INFLIGHT_PER_CONN): the
+/// first request past the cap is named once, and the cap is silent up to it.
+#[test]
+fn requests_in_flight_past_the_cap_are_named_once() {
+    let cap = kinspect::limits::MAX_CHECK_INFLIGHT_PER_CONN as i32;
+    let mut net = Net::new();
+    for corr in 1..=cap {
+        metadata(&mut net, 12, corr, false);
+    }
+    assert!(codes(&net).is_empty(), "{cap} in flight is within the cap");
+    // The request is the first packet of its send (the peer's ACK follows it).
+    let first_past = net.frames() + 1;
+    metadata(&mut net, 12, cap + 1, false);
+    metadata(&mut net, 12, cap + 2, false);
+    let (findings, _) = check(&net.pcap());
+    let capped: Vec<_> = findings
+        .iter()
+        .filter(|f| f.rule.code == "check-state-capped")
+        .collect();
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(capped.len(), 1, "{findings:?}");
+    assert_eq!(capped[0].frames, [first_past], "{}", capped[0].message);
+    assert!(
+        capped[0]
+            .message
+            .contains("limits::MAX_CHECK_INFLIGHT_PER_CONN"),
+        "{}",
+        capped[0].message
+    );
+}
+
 #[test]
 fn versions_and_apis_not_advertised() {
     for (version, keys, want) in [

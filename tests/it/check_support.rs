@@ -108,6 +108,12 @@ impl Net {
         self.packets.extend(conv.packets[before..].iter().cloned());
     }
 
+    /// Packets so far: the frame number of the last one sent (a send is its data, then the
+    /// peer's ACK).
+    pub fn frames(&self) -> u64 {
+        self.packets.len() as u64
+    }
+
     /// The capture as a classic Ethernet pcap.
     pub fn pcap(&self) -> Vec<u8> {
         let recs = testgen::records(&Link::Ethernet, &self.packets, 65535);
