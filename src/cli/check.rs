@@ -34,12 +34,8 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
-    let proto = match kinspect::protocol::load(g.schemas.as_deref()) {
-        Ok(p) => p,
-        Err(e) => {
-            errln!("kinspect check: {e}");
-            return EXIT_FAILURE;
-        }
+    let Some(proto) = super::protocol_or_report(g, "kinspect check") else {
+        return EXIT_FAILURE;
     };
     let mut opts = engine::Options::new(proto);
     // Captures, and log segments / snapshots of `__cluster_metadata` (leader recovery).

@@ -47,12 +47,8 @@ type ApiKind = (Option<Direction>, Option<i16>, Option<i16>);
 struct Counts(BTreeMap<&'static str, (usize, usize)>);
 
 pub fn run(args: &Args, g: &Global) -> u8 {
-    let proto = match kinspect::protocol::load(g.schemas.as_deref()) {
-        Ok(p) => p,
-        Err(e) => {
-            errln!("kinspect: {e}");
-            return EXIT_FAILURE;
-        }
+    let Some(proto) = super::protocol_or_report(g, "kinspect corpus") else {
+        return EXIT_FAILURE;
     };
     let opts = CaptureOptions {
         ports: args.ports.clone(),

@@ -33,12 +33,8 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
-    let proto = match kinspect::protocol::load(g.schemas.as_deref()) {
-        Ok(p) => p,
-        Err(e) => {
-            errln!("kinspect: {e}");
-            return super::EXIT_FAILURE;
-        }
+    let Some(proto) = super::protocol_or_report(g, "kinspect stats") else {
+        return super::EXIT_FAILURE;
     };
     let mut opts = engine::Options::new(proto);
     opts.kind = Some(InputKind::Pcap);
