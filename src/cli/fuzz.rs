@@ -7,8 +7,7 @@
 //! or connection failure.
 
 use super::io::errln;
-use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
-use kinspect::probe;
+use super::{broker_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use kinspect::probe::fuzz::{self, Config};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -82,15 +81,8 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
-    let Some(proto) = protocol_or_report(g, "kinspect fuzz") else {
+    let Some((proto, addr)) = broker_or_report(g, "kinspect fuzz", &args.addr) else {
         return EXIT_FAILURE;
-    };
-    let addr = match probe::loopback_addr(&args.addr) {
-        Ok(a) => a,
-        Err(e) => {
-            errln!("kinspect fuzz: {e}");
-            return EXIT_FAILURE;
-        }
     };
     let mut cfg = Config::new(addr, proto);
     cfg.seed = args.seed;

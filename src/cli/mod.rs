@@ -51,6 +51,23 @@ pub(crate) fn protocol_or_report(
     }
 }
 
+/// The protocol and the loopback address `addr` for a subcommand that talks to a broker (`who`
+/// names it in the error); `None` once the problem is printed.
+pub(crate) fn broker_or_report(
+    g: &Global,
+    who: &str,
+    addr: &str,
+) -> Option<(&'static kinspect::protocol::Protocol, std::net::SocketAddr)> {
+    let proto = protocol_or_report(g, who)?;
+    match kinspect::probe::loopback_addr(addr) {
+        Ok(a) => Some((proto, a)),
+        Err(e) => {
+            io::errln!("{who}: {e}");
+            None
+        }
+    }
+}
+
 #[derive(Parser, Debug)]
 #[command(name = "kinspect", version = crate::cli::VERSION, about = "Inspect, validate and fuzz the Apache Kafka wire protocol")]
 pub struct Cli {

@@ -4,7 +4,7 @@
 //! error, 2 for usage or connection failure.
 
 use super::io::{self, errln};
-use super::{protocol_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
+use super::{broker_or_report, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use kinspect::probe::{self, Config};
 use std::io::Write;
 use std::path::PathBuf;
@@ -56,15 +56,8 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
-    let Some(proto) = protocol_or_report(g, "kinspect probe") else {
+    let Some((proto, addr)) = broker_or_report(g, "kinspect probe", &args.addr) else {
         return EXIT_FAILURE;
-    };
-    let addr = match probe::loopback_addr(&args.addr) {
-        Ok(a) => a,
-        Err(e) => {
-            errln!("kinspect probe: {e}");
-            return EXIT_FAILURE;
-        }
     };
     let mut cfg = Config::new(addr, proto);
     cfg.variants = args.variants;

@@ -159,10 +159,13 @@ fn every_oracle_fires_where_the_fake_misbehaves_and_nowhere_else() {
 
 #[test]
 fn non_loopback_addresses_are_refused_with_exit_2() {
-    let o = kinspect(&["probe", "192.0.2.1:9092"]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("not a loopback address"), "{err}");
+    for cmd in ["probe", "fuzz"] {
+        let o = kinspect(&[cmd, "192.0.2.1:9092"]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("not a loopback address"), "{cmd}: {err}");
+        assert!(err.starts_with(&format!("kinspect {cmd}: ")), "{cmd}: {err}");
+    }
 }
 
 #[test]
