@@ -164,7 +164,10 @@ fn non_loopback_addresses_are_refused_with_exit_2() {
         assert_eq!(o.status.code(), Some(2), "{cmd}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("not a loopback address"), "{cmd}: {err}");
-        assert!(err.starts_with(&format!("kinspect {cmd}: ")), "{cmd}: {err}");
+        assert!(
+            err.starts_with(&format!("kinspect {cmd}: ")),
+            "{cmd}: {err}"
+        );
     }
 }
 
