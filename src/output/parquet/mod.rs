@@ -66,9 +66,9 @@ pub const BATCH_ROWS: usize = 8192;
 pub const BATCH_BYTES: usize = 8 << 20;
 /// Rows in a row group.
 pub const ROW_GROUP_ROWS: usize = 128 * 1024;
-/// A row group is closed early once the writer holds this much of it. What the writer holds is
-/// most of what a run holds beyond what JSON Lines does; at 8 MiB (32 before) the peak RSS on the
-/// benchmark capture is about a quarter lower and the run no slower (README, Performance).
+/// A row group is closed early once the writer holds this much of it. At 32 MiB the row group
+/// being gathered was most of what a run held beyond what JSON Lines does; at 8 MiB the peak RSS
+/// on the benchmark capture is about a quarter lower and the run no slower (README, Performance).
 pub const ROW_GROUP_BYTES: usize = 8 << 20;
 
 /// The columns that hold payload bytes (paths in the Parquet schema): without statistics (see
