@@ -416,6 +416,78 @@ fn record_values_read_back_exactly_null_empty_and_larger_than_a_page() {
     not(kinspect_duckdb),
     ignore = "needs python3 with duckdb (pip install duckdb)"
 )]
+fn row_groups_close_once_the_writer_holds_row_group_bytes() {
+    use kinspect::output::parquet::{BATCH_BYTES, ROW_GROUP_BYTES, ROW_GROUP_ROWS};
+    // Records of 100 kB that snappy cannot shrink, more than two of the largest row groups the
+    // limit allows hold (one batch past it, and a record) and far fewer rows than
+    // ROW_GROUP_ROWS, so only the byte limit can cut the table into row groups.
+    let value = |i: u32| -> Vec<u8> {
+        // xorshift64: bytes with no repeats for snappy to find.
+        let mut x = u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..100_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect()
+    };
+    let most = (ROW_GROUP_BYTES + BATCH_BYTES + 100_000) as u64;
+    let total = (2 * most / 100_000 + 10) as u32 / 10 * 10;
+    assert!((total as usize) < ROW_GROUP_ROWS);
+    let dir = tmp("row-groups");
+    let part = dir.join("payments-0");
+    std::fs::create_dir_all(&part).unwrap();
+    let mut log = Vec::new();
+    for base in (0..total).step_by(10) {
+        let records: Vec<_> = (base..base + 10)
+            .map(|o| {
+                let o = i64::from(o);
+                common::kp_record(o, 1_767_225_600_000 + o, None, Some(value(o as u32).into()))
+            })
+            .collect();
+        log.extend(common::kp_batch(&records));
+    }
+    std::fs::write(part.join("00000000000000000000.log"), log).unwrap();
+    let file = dir.join("records.parquet");
+    records_parquet(&file, part.to_str().unwrap());
+    let groups = duckdb(&format!(
+        "select row_group_id, any_value(row_group_num_rows), sum(total_compressed_size)          from parquet_metadata('{}') group by row_group_id order by row_group_id",
+        file.display()
+    ));
+    let sizes: Vec<u64> = groups.iter().map(|g| g[2].as_u64().unwrap()).collect();
+    let rows: u64 = groups.iter().map(|g| g[1].as_u64().unwrap()).sum();
+    assert_eq!(rows, u64::from(total), "{groups:?}");
+    // The values did not shrink: more than two of the largest row groups' worth of pages.
+    assert!(sizes.iter().sum::<u64>() > 2 * most, "{sizes:?}");
+    // At most one batch past the limit (it closes on the batch that reaches it), and a record.
+    assert!(
+        sizes.len() >= 2 && sizes.iter().all(|&s| s <= most),
+        "row groups of {sizes:?} bytes, each should be at most {most}"
+    );
+    let back = duckdb(&format!(
+        "select count(*), count(distinct md5(value)), min(\"offset\"), max(\"offset\"),          bool_and(octet_length(value) = 100000) from '{}'",
+        file.display()
+    ));
+    assert_eq!(
+        back,
+        vec![vec![
+            J::from(total),
+            J::from(total),
+            J::from(0),
+            J::from(total - 1),
+            J::Bool(true)
+        ]]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+#[cfg_attr(
+    not(kinspect_duckdb),
+    ignore = "needs python3 with duckdb (pip install duckdb)"
+)]
 fn every_records_column_and_its_statistics_read_back_from_a_segment_kafka_protocol_wrote() {
     use kafka_protocol::protocol::StrBytes;
     // What each record is, decided here: kafka-protocol encodes it, DuckDB reads kinspect's
