@@ -103,7 +103,7 @@ pub fn exact_cover(t: &Tree) {
                     );
                 }
             }
-            Kind::Scalar | Kind::UnknownTag(_) => {
+            Kind::Scalar | Kind::UnknownTag => {
                 if let Value::Str(s) | Value::Bytes(s) = n.value {
                     assert!(
                         s.start == start && s.start + s.len == end,

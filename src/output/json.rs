@@ -572,7 +572,7 @@ impl Printer<'_> {
                 }
                 w.write_all(b"]")
             }
-            Kind::UnknownTag(tag) => self.unknown_tag(w, &n, tag),
+            Kind::UnknownTag => self.unknown_tag(w, &n),
             Kind::Error => self.error(w, &n),
             Kind::Scalar => self.scalar(w, &n),
         }
@@ -601,7 +601,7 @@ impl Printer<'_> {
             if cn.kind == Kind::TaggedSection {
                 for tc in self.t.children(c) {
                     let tn = self.t.node(tc);
-                    if matches!(tn.kind, Kind::UnknownTag(_)) {
+                    if matches!(tn.kind, Kind::UnknownTag) {
                         unknown = true;
                         continue;
                     }
@@ -634,7 +634,7 @@ impl Printer<'_> {
                 .filter(|&c| self.t.node(c).kind == Kind::TaggedSection)
             {
                 for tc in self.t.children(c) {
-                    if let Kind::UnknownTag(_) = self.t.node(tc).kind {
+                    if let Kind::UnknownTag = self.t.node(tc).kind {
                         if k > 0 {
                             w.write_all(b",")?;
                         }
@@ -680,7 +680,8 @@ impl Printer<'_> {
         Ok(())
     }
 
-    fn unknown_tag<W: Write + ?Sized>(&mut self, w: &mut W, n: &Node, tag: u32) -> io::Result<()> {
+    fn unknown_tag<W: Write + ?Sized>(&mut self, w: &mut W, n: &Node) -> io::Result<()> {
+        let tag = self.t.unknown_tag(n);
         write!(w, "{{\"tag\":{tag},\"data\":")?;
         match n.value {
             Value::Bytes(s) | Value::Data(s) => write_base64(w, self.t.bytes(n.buf, s))?,

@@ -281,7 +281,10 @@ fn uuids_print_as_kafka_does() {
 
 #[test]
 fn floats_nulls_tags_errors_and_data() {
-    let frame = [0u8; 32];
+    let mut frame = [0u8; 32];
+    // The unknown tag's header: tag 7, 2 bytes.
+    frame[18] = 7;
+    frame[19] = 2;
     let mut t = Tree::new();
     t.reset(&frame);
     let root = t.open("", Kind::Struct, 0, 0);
@@ -298,8 +301,9 @@ fn floats_nulls_tags_errors_and_data() {
     t.close(e, 14);
     let ts = t.open("", Kind::TaggedSection, 0, 14);
     t.leaf("Known", Value::Bool(true), 0, 15, 3);
-    let u = t.leaf("", Value::Bytes(Span { start: 18, len: 2 }), 0, 18, 4);
-    t.node_mut(u).kind = Kind::UnknownTag(7);
+    let u = t.leaf("", Value::Bytes(Span { start: 20, len: 2 }), 0, 18, 4);
+    t.node_mut(u).kind = Kind::UnknownTag;
+    t.node_mut(u).hdr = 2;
     t.close(ts, 22);
     t.leaf("D", Value::Data(Span { start: 22, len: 1 }), 0, 22, 1);
     t.tree_err(23);

@@ -412,10 +412,10 @@ impl Rows<'_> {
                 }
                 Ok(())
             }
-            Kind::UnknownTag(tag) => self.row(w, n.buf, n.offset, n.len, depth, |w| {
+            Kind::UnknownTag => self.row(w, n.buf, n.offset, n.len, depth, |w| {
                 put(w, p.name())?;
                 put(w, "tag ")?;
-                int(w, tag as i64)?;
+                int(w, i64::from(self.t.unknown_tag(&n)))?;
                 put(w, p.reset())?;
                 put(w, " ")?;
                 put(w, p.warning())?;

@@ -550,7 +550,7 @@ fn node_value(t: &Tree, id: NodeId) -> Option<Value<'_>> {
         Kind::Struct | Kind::TaggedSection => Value::Struct,
         Kind::Array => Value::Array(t.children(id).count()),
         Kind::Error => return None,
-        Kind::Scalar | Kind::UnknownTag(_) => match n.value {
+        Kind::Scalar | Kind::UnknownTag => match n.value {
             V::Null => Value::Null,
             V::Bool(b) => Value::Bool(b),
             V::Int(v) => Value::Int(v),

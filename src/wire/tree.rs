@@ -28,7 +28,9 @@ pub enum Kind {
     /// members of the enclosing struct, unknown ones under `_unknown_tagged_fields`.
     TaggedSection,
     /// A tag that the schema does not know at this version; value is `Bytes` of its payload.
-    UnknownTag(u32),
+    /// Its span starts with the tag's header, so the tag number is read from the bytes when it
+    /// is shown ([`Tree::unknown_tag`]) rather than kept in every node.
+    UnknownTag,
     /// Bytes that could not be decoded; value is `Diag(index into Tree::diags)`.
     Error,
 }
@@ -396,6 +398,14 @@ impl Tree {
         self.bufs.get(i as usize).map(|b| &b[..]).unwrap_or(&[])
     }
 
+    /// The tag number of a [`Kind::UnknownTag`] node: the uvarint its span starts with (the
+    /// walker read it there and checked it).
+    pub fn unknown_tag(&self, n: &Node) -> u32 {
+        let end = n.offset.saturating_add(u32::from(n.hdr)) as usize;
+        let mut c = super::cursor::Cursor::new(self.buf(n.buf), n.offset as usize, end);
+        c.uvarint().map_or(0, |(tag, _)| tag)
+    }
+
     /// How many buffers the tree has (the frame's included).
     pub fn buf_count(&self) -> usize {
         self.bufs.len()
@@ -741,13 +751,14 @@ mod tests {
 
 #[cfg(test)]
 mod size {
-    /// Nodes are the arena: growing one is a cost on every field of every frame. 64 bytes
-    /// before the entity byte; 72 with it (the byte cannot share `Kind`'s or `Value`'s
-    /// padding).
+    /// Nodes are the arena: growing one is a cost on every field of every frame. 64 bytes: the
+    /// name, a 24-byte `Value`, four spans' worth of `u32`/`u16`, and `Kind` and `Entity` a byte
+    /// each (an unknown tag's number, which made `Kind` 8 bytes and the node 72, is read from
+    /// the bytes instead).
     #[test]
     fn a_node_stays_small() {
         assert!(
-            std::mem::size_of::<super::Node>() <= 72,
+            std::mem::size_of::<super::Node>() <= 64,
             "{}",
             std::mem::size_of::<super::Node>()
         );

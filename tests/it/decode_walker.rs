@@ -88,13 +88,62 @@ fn flexible_version_with_known_and_unknown_tags() {
     assert_eq!(note.value, Value::Str(Span { start: 13, len: 2 }));
     let unk = t.node(kids[1]);
     assert_eq!(
-        (unk.kind, unk.offset, unk.hdr, unk.value),
+        (unk.kind, t.unknown_tag(unk), unk.offset, unk.hdr, unk.value),
         (
-            Kind::UnknownTag(7),
+            Kind::UnknownTag,
+            7,
             15,
             2,
             Value::Bytes(Span { start: 17, len: 2 })
         )
+    );
+}
+
+#[test]
+fn unknown_tags_of_several_bytes_keep_their_numbers() {
+    // The tag number of an unknown tag is read back from its header when shown: tags 300
+    // (uvarint ac 02) and 70000 (f0 a2 04), as the tree, JSON and the tree printer give them.
+    let bytes = [
+        0, 0, 0, 1, 4, b'h', 0xc3, 0xa9, 1, 2, 0xac, 0x02, 1, 0xff, 0xf0, 0xa2, 0x04, 0,
+    ];
+    let (t, end) = run(demo(), 1, &bytes);
+    assert_eq!(end as usize, bytes.len());
+    assert!(t.diags.is_empty(), "{:?}", t.diags);
+    let sec = t.children(0).last().unwrap();
+    let tags: Vec<_> = t
+        .children(sec)
+        .map(|c| (t.node(c).kind, t.unknown_tag(t.node(c)), t.node(c).hdr))
+        .collect();
+    assert_eq!(
+        tags,
+        [(Kind::UnknownTag, 300, 3), (Kind::UnknownTag, 70000, 4)]
+    );
+    assert_eq!(
+        kinspect::output::value::tree_to_json(&t, 0)["_unknown_tagged_fields"],
+        serde_json::json!([{"tag":300,"data":"/w=="},{"tag":70000,"data":""}])
+    );
+    // The same tags in a real message: ApiVersions v3 request, header v2 (client id "c").
+    let hex = "0012000300000001000163000261026202ac0201fff0a20400";
+    let path =
+        std::env::temp_dir().join(format!("kinspect-unknown-tags-{}.hex", std::process::id()));
+    std::fs::write(&path, hex).unwrap();
+    let p = path.to_str().unwrap();
+    let tree = crate::common::kinspect(&["decode", "-f", "tree", "--color", "never", p]);
+    let json = crate::common::kinspect(&["decode", "-f", "jsonl", p]);
+    let _ = std::fs::remove_file(&path);
+    let tree = crate::common::stdout(&tree);
+    assert!(
+        tree.contains("| ac 02 01 ff             |     tag 300 (unknown) = 1 bytes"),
+        "{tree}"
+    );
+    assert!(
+        tree.contains("| f0 a2 04 00             |     tag 70000 (unknown) = 0 bytes"),
+        "{tree}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&crate::common::stdout(&json)).unwrap();
+    assert_eq!(
+        json["body"]["_unknown_tagged_fields"],
+        serde_json::json!([{"tag":300,"data":"/w=="},{"tag":70000,"data":""}])
     );
 }
 

@@ -178,7 +178,7 @@ impl Walk<'_> {
                         ts.compact = true;
                         ts.name = tn.name;
                         match tn.kind {
-                            Kind::UnknownTag(_) => self.out.push(ts),
+                            Kind::UnknownTag => self.out.push(ts),
                             Kind::Error => {}
                             _ => {
                                 self.out.push(ts);

@@ -121,7 +121,7 @@ impl Walker<'_, '_> {
                 (fend - p) as u32,
             );
             let n = self.tree.node_mut(id);
-            n.kind = Kind::UnknownTag(tag);
+            n.kind = Kind::UnknownTag;
             n.hdr = (q - p) as u16;
             return Ok(fend);
         };
