@@ -30,7 +30,7 @@ pub const MAX_DECOMPRESSION_RATIO: usize = 1024;
 
 /// Most nodes one decoded tree may hold; past this the rest of the frame becomes an error node.
 /// A record is about eleven nodes, so this is some 190,000 records in one frame (a 55 MB fetch,
-/// Kafka's default `fetch.max.bytes`, of 290-byte records); 2 Mi nodes of 72 bytes are 144 MiB.
+/// Kafka's default `fetch.max.bytes`, of 290-byte records); 2 Mi nodes of 64 bytes are 128 MiB.
 /// Twice that let a 600 KB capture of two lz4 batches of empty records cost 370 MiB and seven
 /// seconds in the tree view (the hostile campaign's `bombs:6`).
 pub const MAX_NODES_PER_TREE: usize = 2 * 1024 * 1024;
