@@ -36,21 +36,36 @@ records|records -f jsonl
 parquet|decode -f parquet -o /tmp/kinspect-bench-parquet
 jsonl-file|decode --format jsonl -o /tmp/kinspect-bench.jsonl'
 
-# measure NAME N CMD...: runs CMD N times, output discarded; appends "seconds KiB" lines.
+# measure NAME N CMD...: runs CMD N times, output discarded; appends "seconds KiB" lines. The
+# wall time is bash's clock around the run, to the millisecond (GNU time's %e gives hundredths,
+# which for a `cat` of 0.03-0.04 s made every multiple of it uncertain by a quarter), less
+# $WRAP, GNU time's own cost; GNU time gives the peak RSS.
+WRAP=0
 measure() {
-  local name=$1 n=$2 i; shift 2
+  local name=$1 n=$2 i t0 t1; shift 2
   for ((i = 0; i < n; i++)); do
-    /usr/bin/time -o "$DIR/t" -f "%e %M" "$@" >/dev/null 2>/dev/null
-    tail -1 "$DIR/t" >>"$DIR/$name"
+    t0=$EPOCHREALTIME
+    /usr/bin/time -o "$DIR/t" -f "%M" "$@" >/dev/null 2>/dev/null
+    t1=$EPOCHREALTIME
+    awk -v a="${t0/,/.}" -v b="${t1/,/.}" -v w="$WRAP" -v m="$(tail -1 "$DIR/t")" 'BEGIN { printf "%.3f %s\n", b - a - w, m }' >>"$DIR/$name"
   done
 }
+# GNU time's own cost: the median of 9 runs of /bin/true under it, less the median of 9 without
+# (so every run keeps the cost of starting its program, as it has when a user runs it).
+for ((i = 0; i < 9; i++)); do
+  t0=$EPOCHREALTIME; /usr/bin/time -o "$DIR/t" -f "%M" /bin/true; t1=$EPOCHREALTIME
+  t2=$EPOCHREALTIME; /bin/true; t3=$EPOCHREALTIME
+  echo "${t0/,/.} ${t1/,/.} ${t2/,/.} ${t3/,/.}" | awk '{ printf "%.6f %.6f\n", $2 - $1, $4 - $3 }' >>"$DIR/wrap"
+done
+WRAP=$(awk '{ print $1 }' "$DIR/wrap" | sort -n | sed -n 5p)
+WRAP=$(awk -v w="$WRAP" -v b="$(awk '{ print $2 }' "$DIR/wrap" | sort -n | sed -n 5p)" 'BEGIN { d = w - b; printf "%.6f", (d > 0 ? d : 0) }')
 
 # median NAME: the median time of the runs; peak NAME: the highest peak RSS (KiB).
 median() { local n; n=$(wc -l <"$DIR/$1"); sort -n "$DIR/$1" | sed -n "$(( (n + 1) / 2 ))p" | cut -d' ' -f1; }
 peak() { sort -n -k2 "$DIR/$1" | tail -1 | cut -d' ' -f2; }
-times() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "n/a" }'; }
+times() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 
-echo "capture: $PCAP ($(du -h "$PCAP" | cut -f1)); $ROUNDS rounds, interleaved" >&2
+echo "capture: $PCAP ($(du -h "$PCAP" | cut -f1)); $ROUNDS rounds, interleaved; GNU time's own $(awk -v w="$WRAP" 'BEGIN { printf "%.1f", w * 1000 }') ms taken off each run" >&2
 for ((k = 1; k <= ROUNDS; k++)); do
   measure cat 2 cat "$PCAP"
   while IFS='|' read -r name args; do
@@ -72,7 +87,7 @@ done <<<"$FORMATS"
 
 CAT=$(median cat)
 printf '%-12s %9s %9s %11s %11s\n' format seconds "x cat" "RSS x1 MiB" "RSS x3 MiB" >&2
-printf '%-12s %9s %9s\n' cat "$CAT" 1.0x >&2
+printf '%-12s %9s %9s\n' cat "$CAT" 1.00x >&2
 while IFS='|' read -r name args; do
   t=$(median "$name")
   x3=-
