@@ -50,15 +50,13 @@ measure() {
     awk -v a="${t0/,/.}" -v b="${t1/,/.}" -v w="$WRAP" -v m="$(tail -1 "$DIR/t")" 'BEGIN { printf "%.3f %s\n", b - a - w, m }' >>"$DIR/$name"
   done
 }
-# GNU time's own cost: the median of 9 runs of /bin/true under it, less the median of 9 without
+# GNU time's own cost: the median, over 9 pairs, of /bin/true under it less /bin/true without
 # (so every run keeps the cost of starting its program, as it has when a user runs it).
 for ((i = 0; i < 9; i++)); do
-  t0=$EPOCHREALTIME; /usr/bin/time -o "$DIR/t" -f "%M" /bin/true; t1=$EPOCHREALTIME
-  t2=$EPOCHREALTIME; /bin/true; t3=$EPOCHREALTIME
-  echo "${t0/,/.} ${t1/,/.} ${t2/,/.} ${t3/,/.}" | awk '{ printf "%.6f %.6f\n", $2 - $1, $4 - $3 }' >>"$DIR/wrap"
+  t0=$EPOCHREALTIME; /usr/bin/time -o "$DIR/t" -f "%M" /bin/true; t1=$EPOCHREALTIME; /bin/true; t2=$EPOCHREALTIME
+  echo "${t0/,/.} ${t1/,/.} ${t2/,/.}" >>"$DIR/wrap"
 done
-WRAP=$(awk '{ print $1 }' "$DIR/wrap" | sort -n | sed -n 5p)
-WRAP=$(awk -v w="$WRAP" -v b="$(awk '{ print $2 }' "$DIR/wrap" | sort -n | sed -n 5p)" 'BEGIN { d = w - b; printf "%.6f", (d > 0 ? d : 0) }')
+WRAP=$(awk '{ d = 2 * $2 - $1 - $3; printf "%.6f\n", (d > 0 ? d : 0) }' "$DIR/wrap" | sort -n | sed -n 5p)
 
 # median NAME: the median time of the runs; peak NAME: the highest peak RSS (KiB).
 median() { local n; n=$(wc -l <"$DIR/$1"); sort -n "$DIR/$1" | sed -n "$(( (n + 1) / 2 ))p" | cut -d' ' -f1; }
