@@ -55,9 +55,16 @@ use std::sync::Arc;
 pub struct Decoder {
     proto: &'static Protocol,
     plans: PlanCache,
-    path: Vec<Seg>,
     /// Everything the registry says about (direction, api key, version), looked up once.
     routes: Routes,
+    /// What a walk over a frame needs (kept apart from `routes`, so that a route stays lent
+    /// while the body is walked).
+    walk: Walking,
+}
+
+/// The walker's reusable path and how `records` fields decode.
+struct Walking {
+    path: Vec<Seg>,
     records: RecordsOptions,
     /// What decodes `records` fields; `None`: they stay bytes.
     hook: Option<&'static dyn RecordsHook>,
@@ -181,30 +188,31 @@ impl Decoder {
         Decoder {
             proto,
             plans: PlanCache::default(),
-            path: Vec::new(),
             routes: Routes::default(),
-            records: RecordsOptions::default(),
-            hook: None,
+            walk: Walking {
+                path: Vec::new(),
+                records: RecordsOptions::default(),
+                hook: None,
+            },
         }
     }
 
     /// A decoder that hands `records` fields to `hook` (`records::BATCHES`: batches, codecs,
     /// internal-topic records).
     pub fn with_records(proto: &'static Protocol, hook: &'static dyn RecordsHook) -> Decoder {
-        Decoder {
-            hook: Some(hook),
-            ..Decoder::records_as_bytes(proto)
-        }
+        let mut d = Decoder::records_as_bytes(proto);
+        d.walk.hook = Some(hook);
+        d
     }
 
     /// How `records` fields decode from now on (default: through the hook, if any).
     pub fn set_records(&mut self, opts: RecordsOptions) {
-        self.records = opts;
+        self.walk.records = opts;
     }
 
     /// How `records` fields decode.
     pub fn records(&self) -> RecordsOptions {
-        self.records
+        self.walk.records
     }
 
     pub fn protocol(&self) -> &'static Protocol {
@@ -417,7 +425,7 @@ impl Decoder {
             frame,
             0,
             FieldPath::Text("header"),
-            &mut self.path,
+            &mut self.walk.path,
         )
         .message(hplan, "header", p, end);
         out.correlation_id =
@@ -445,8 +453,7 @@ impl Decoder {
         };
         out.api_name = route.api_name;
         if p < end || !out.tree.has_errors() {
-            let walk = (&mut self.path, self.hook, self.records);
-            p = body(walk, frame, out, dir, route, p, end, names);
+            p = self.walk.body(frame, out, dir, route, p, end, names);
         }
         if p < end {
             let d = Diagnostic::error(
@@ -462,72 +469,76 @@ impl Decoder {
     }
 }
 
-/// Decodes the body of a frame whose header is decoded, as `route` says; returns where it ended.
-#[allow(clippy::too_many_arguments)]
-fn body(
-    (path, hook, records): (
-        &mut Vec<Seg>,
-        Option<&'static dyn RecordsHook>,
-        RecordsOptions,
-    ),
-    frame: &[u8],
-    out: &mut Pdu,
-    dir: Direction,
-    route: &Route,
-    p: usize,
-    end: usize,
-    names: &dyn TopicNames,
-) -> usize {
-    let (Some(k), Some(v)) = (out.api_key, out.api_version) else {
-        let d = Diagnostic::error(
-            "missing-hints",
-            "body",
-            p as u64,
-            "a response alone needs its request's API key and version (--api, --api-version)",
-        );
-        out.tree
-            .error_node("body", 0, p as u32, (end - p) as u32, d);
-        return end;
-    };
-    let Some((plan, release)) = &route.body else {
-        let (code, msg) = match route.api_name {
-            None => (
-                "unknown-api",
-                format!("API key {k} is not defined by any built-in release"),
-            ),
-            Some(name) => (
-                "unknown-version",
-                format!(
-                    "{name} has no {} version {v} in any built-in release",
-                    dir.as_str()
-                ),
-            ),
+impl Walking {
+    /// Decodes the body of a frame whose header is decoded, as `route` says; returns where it ended.
+    #[allow(clippy::too_many_arguments)]
+    fn body(
+        &mut self,
+        frame: &[u8],
+        out: &mut Pdu,
+        dir: Direction,
+        route: &Route,
+        p: usize,
+        end: usize,
+        names: &dyn TopicNames,
+    ) -> usize {
+        let (Some(k), Some(v)) = (out.api_key, out.api_version) else {
+            let d = Diagnostic::error(
+                "missing-hints",
+                "body",
+                p as u64,
+                "a response alone needs its request's API key and version (--api, --api-version)",
+            );
+            out.tree
+                .error_node("body", 0, p as u32, (end - p) as u32, d);
+            return end;
         };
-        out.tree.error_node(
-            "body",
+        let Some((plan, release)) = &route.body else {
+            let (code, msg) = match route.api_name {
+                None => (
+                    "unknown-api",
+                    format!("API key {k} is not defined by any built-in release"),
+                ),
+                Some(name) => (
+                    "unknown-version",
+                    format!(
+                        "{name} has no {} version {v} in any built-in release",
+                        dir.as_str()
+                    ),
+                ),
+            };
+            out.tree.error_node(
+                "body",
+                0,
+                p as u32,
+                (end - p) as u32,
+                Diagnostic::error(code, "body", p as u64, msg),
+            );
+            return end;
+        };
+        out.release = Some(release);
+        if route.unstable {
+            let name = out.api_name.unwrap_or("?");
+            out.tree.diags.push(Diagnostic::warning(
+                "unstable-version",
+                "body",
+                p as u64,
+                format!("{name} v{v} is an unstable (unreleased) version in {release}"),
+            ));
+        }
+        let w = Walker::new(
+            &mut out.tree,
+            frame,
             0,
-            p as u32,
-            (end - p) as u32,
-            Diagnostic::error(code, "body", p as u64, msg),
+            FieldPath::Text("body"),
+            &mut self.path,
         );
-        return end;
-    };
-    out.release = Some(release);
-    if route.unstable {
-        let name = out.api_name.unwrap_or("?");
-        out.tree.diags.push(Diagnostic::warning(
-            "unstable-version",
-            "body",
-            p as u64,
-            format!("{name} v{v} is an unstable (unreleased) version in {release}"),
-        ));
+        let w = match self.hook {
+            Some(hook) => w.with_records(hook, self.records, dir),
+            None => w,
+        };
+        w.with_topic_names(names).message(plan, "body", p, end)
     }
-    let w = Walker::new(&mut out.tree, frame, 0, FieldPath::Text("body"), path);
-    let w = match hook {
-        Some(hook) => w.with_records(hook, records, dir),
-        None => w,
-    };
-    w.with_topic_names(names).message(plan, "body", p, end)
 }
 
 fn int_child(tree: &Tree, id: NodeId, name: &str) -> Option<i64> {
