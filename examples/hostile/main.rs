@@ -107,11 +107,13 @@ fn parse() -> Opts {
             args.next()
                 .unwrap_or_else(|| die(&format!("{a} needs a value")))
         };
+        // `0x` and hex digits (as the seed is printed), or decimal digits.
         let num = |s: String| -> u64 {
-            let s = s.trim_start_matches("0x");
-            u64::from_str_radix(s, if s.len() == 16 { 16 } else { 10 })
-                .or_else(|_| u64::from_str_radix(s, 16))
-                .unwrap_or_else(|_| die(&format!("not a number: {s}")))
+            match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+                Some(hex) => u64::from_str_radix(hex, 16),
+                None => s.parse(),
+            }
+            .unwrap_or_else(|_| die(&format!("not a number (decimal, or hex after 0x): {s}")))
         };
         match a.as_str() {
             "--cases" => o.cases = num(val()),
