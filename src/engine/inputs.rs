@@ -108,13 +108,13 @@ impl<R: Route> Driver<'_, R> {
         };
         let mut index = 0u64;
         if kind == FileKind::QuorumState {
-            let t = decode_quorum_state(reader).map_err(|e| e.to_string())?;
+            let mut t = decode_quorum_state(reader).map_err(|e| e.to_string())?;
             self.tree(
                 Origin {
                     index,
                     ..Origin::default()
                 },
-                &t,
+                &mut t,
             );
             return Ok(());
         }

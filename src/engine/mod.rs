@@ -488,12 +488,16 @@ impl<'o, R: Route> Driver<'o, R> {
 
     /// A tree that is not a Kafka message (a log-file batch): no API, so `--api-filter` hides
     /// it.
-    fn tree(&mut self, origin: Origin, t: &crate::wire::tree::Tree) {
+    ///
+    /// The tree is taken, not copied: the PDU's last tree is swapped in for the file reader to
+    /// decode its next batch into. One too large to keep (a batch that filled its tree to the
+    /// limits) is let go once shown, as [`DecodeLoop::shrink`] lets go of a frame's.
+    fn tree(&mut self, origin: Origin, t: &mut crate::wire::tree::Tree) {
         self.items += 1;
         if self.stopped {
             return;
         }
-        // Without the rules, a hidden tree is not even copied.
+        // Without the rules, a hidden tree is not even taken.
         if !self.opts.check && self.filters.tree_shown(t).is_none() {
             return;
         }
@@ -502,14 +506,16 @@ impl<'o, R: Route> Driver<'o, R> {
             tree: std::mem::take(&mut self.log_pdu.tree),
             ..Pdu::default()
         };
-        self.log_pdu.tree.clone_from(t);
+        std::mem::swap(&mut self.log_pdu.tree, t);
         self.dl.check(&mut self.log_pdu);
-        let Some(has_errors) = self.filters.tree_shown(&self.log_pdu.tree) else {
-            return;
-        };
-        self.outcome.errors |= has_errors;
-        let r = self.route.pdu(&self.log_pdu, self.input_name.as_deref());
-        self.wrote(r);
+        if let Some(has_errors) = self.filters.tree_shown(&self.log_pdu.tree) {
+            self.outcome.errors |= has_errors;
+            let r = self.route.pdu(&self.log_pdu, self.input_name.as_deref());
+            self.wrote(r);
+        }
+        if decoded::held_bytes(&self.log_pdu) > parallel::TOGETHER {
+            self.log_pdu = Pdu::default();
+        }
     }
 
     /// A capture event.

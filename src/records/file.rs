@@ -72,35 +72,37 @@ pub fn decode_path(
     path: &Path,
     kind: Option<FileKind>,
     ctx: &RecordsContext,
-    each: &mut dyn FnMut(u64, &Tree),
+    each: &mut dyn FnMut(u64, &mut Tree),
 ) -> io::Result<Option<LogSummary>> {
     let Some(kind) = kind.or_else(|| FileKind::of_path(path)) else {
         return Ok(None);
     };
     let f = io::BufReader::with_capacity(256 * 1024, std::fs::File::open(path)?);
     if kind == FileKind::QuorumState {
-        let t = decode_quorum_state(f)?;
-        each(0, &t);
-        let bytes = t.buf(0).len() as u64;
-        return Ok(Some(LogSummary {
+        let mut t = decode_quorum_state(f)?;
+        let sum = LogSummary {
             items: 1,
-            bytes,
+            bytes: t.buf(0).len() as u64,
             had_errors: t.has_errors(),
             ..Default::default()
-        }));
+        };
+        each(0, &mut t);
+        return Ok(Some(sum));
     }
     decode_log_file(f, kind, ctx, each).map(Some)
 }
 
 /// Streams a segment or snapshot from `r`, calling `each(file_offset, tree)` once per batch (or
-/// corrupt region, or cut-short tail). A snapshot gets `AsType::ClusterMetadata` unless the
+/// corrupt region, or cut-short tail). `each` may take the tree (swap another in, whose
+/// allocations the next batch reuses) instead of copying it: nothing here reads a tree after
+/// handing it out. A snapshot gets `AsType::ClusterMetadata` unless the
 /// context says otherwise, and its first and last batches are checked for the snapshot
 /// header and footer control records. Returns the I/O error that stopped it, if any.
 pub fn decode_log_file<R: Read>(
     r: R,
     kind: FileKind,
     ctx: &RecordsContext,
-    each: &mut dyn FnMut(u64, &Tree),
+    each: &mut dyn FnMut(u64, &mut Tree),
 ) -> io::Result<LogSummary> {
     let mut ctx = *ctx;
     ctx.partial_tail_ok = true;
@@ -115,7 +117,7 @@ fn decode_stream<R: Read>(
     s: &mut Stream<R>,
     kind: FileKind,
     ctx: &RecordsContext,
-    each: &mut dyn FnMut(u64, &Tree),
+    each: &mut dyn FnMut(u64, &mut Tree),
 ) -> io::Result<LogSummary> {
     let ctx = *ctx;
     let mut tree = Tree::new();
@@ -133,10 +135,9 @@ fn decode_stream<R: Read>(
             Some(total) => {
                 s.fill(total)?;
                 let take = total.min(s.avail());
-                emit(&mut tree, s.take(take), &ctx, at, &mut sum, each);
+                let t = emit(&mut tree, s.take(take), &ctx, at, &mut sum, each);
                 if take == total {
                     sum.batches += 1;
-                    let t = control_type(&tree);
                     first_type.get_or_insert(t.unwrap_or(-1));
                     last_type = Some(t.unwrap_or(-1));
                 }
@@ -158,7 +159,7 @@ fn decode_stream<R: Read>(
                 sum.corrupt_bytes += bytes.len() as u64;
                 sum.items += 1;
                 sum.had_errors = true;
-                each(at, &tree);
+                each(at, &mut tree);
             }
         }
     }
@@ -175,8 +176,8 @@ fn emit(
     ctx: &RecordsContext,
     at: u64,
     sum: &mut LogSummary,
-    each: &mut dyn FnMut(u64, &Tree),
-) {
+    each: &mut dyn FnMut(u64, &mut Tree),
+) -> Option<i64> {
     tree.reset(&bytes);
     let len = bytes.len() as u32;
     let root = tree.open("", Kind::Array, 0, 0);
@@ -184,7 +185,10 @@ fn emit(
     tree.close(root, len);
     sum.items += 1;
     sum.had_errors |= tree.has_errors();
+    // Read before `each`, which may take the tree.
+    let control = control_type(tree);
     each(at, tree);
+    control
 }
 
 /// The total size of the batch starting `w`, when its header is plausible.
@@ -259,7 +263,7 @@ fn snapshot_checks(
     first: Option<i64>,
     last: Option<i64>,
     sum: &mut LogSummary,
-    each: &mut dyn FnMut(u64, &Tree),
+    each: &mut dyn FnMut(u64, &mut Tree),
     end: u64,
 ) {
     let mut diags = Vec::new();

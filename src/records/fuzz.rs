@@ -36,7 +36,7 @@ pub fn fuzz_records(data: &[u8]) {
         }
     }
     let ctx = RecordsContext::default();
-    let mut check = |_: u64, t: &Tree| {
+    let mut check = |_: u64, t: &mut Tree| {
         if let Err(e) = t.check_tiling(0) {
             panic!("tiling broken in a log segment item: {e}");
         }

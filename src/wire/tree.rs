@@ -9,7 +9,7 @@
 //! buffers, and every node says which buffer its span is in.
 
 use crate::diag::Diagnostic;
-use crate::limits::{MAX_DIAGNOSTICS_PER_RECORD_SET, MAX_DIAGNOSTICS_PER_TREE};
+use crate::limits::{MAX_DIAGNOSTICS_PER_RECORD_SET, MAX_DIAGNOSTICS_PER_TREE, MAX_NODES_PER_TREE};
 pub use crate::schema::model::Entity;
 use std::fmt::Write as _;
 
@@ -112,6 +112,12 @@ pub struct Diags {
 
 /// Code of the diagnostic that stands for those over a cap.
 pub const SUPPRESSED: &str = "diagnostics-suppressed";
+
+/// The node arena's capacity stops doubling here: `MAX_NODES_PER_TREE` and room for what is
+/// pushed after the last budget check (the nodes of the value or record being read, and the
+/// error node that stops the walk; 64 Ki nodes, 4 MiB). A tree that needs more still gets it, by
+/// doubling.
+const NODE_CEILING: usize = MAX_NODES_PER_TREE + (64 << 10);
 
 /// Which cap a summary is for.
 #[derive(Clone, Copy)]
@@ -353,21 +359,6 @@ pub mod growth {
             h.grow(bytes);
         }
     }
-
-    /// A vector of `len` and `cap` about to take `n` more elements of `size` bytes: tells what
-    /// its growth will allocate.
-    #[inline]
-    pub fn before_push(len: usize, cap: usize, n: usize, size: usize) {
-        let want = len.saturating_add(n);
-        if want > cap {
-            note(
-                want.max(cap.saturating_mul(2))
-                    .max(4)
-                    .saturating_sub(cap)
-                    .saturating_mul(size),
-            );
-        }
-    }
 }
 
 impl Tree {
@@ -443,26 +434,37 @@ impl Tree {
         id
     }
 
-    /// Tells the growth hook when the node arena is about to grow (the only check on the hot
-    /// path is the length against the capacity).
+    /// Makes room in the node arena before a push (the only check on the hot path is the length
+    /// against the capacity).
     #[inline]
     fn will_push(&mut self) {
         if self.nodes.len() == self.nodes.capacity() {
-            growth::before_push(
-                self.nodes.len(),
-                self.nodes.capacity(),
-                1,
-                std::mem::size_of::<Node>(),
-            );
+            self.grow_nodes(1);
         }
+    }
+
+    /// Makes room for `n` more nodes, telling the growth hook what that allocates: the capacity
+    /// doubles, as a vector's does, except where doubling would pass [`NODE_CEILING`] and
+    /// the ceiling is enough. A tree stopped at `MAX_NODES_PER_TREE` then holds room for that
+    /// many nodes and a little more, not for twice as many.
+    #[cold]
+    #[inline(never)]
+    fn grow_nodes(&mut self, n: usize) {
+        let (len, cap) = (self.nodes.len(), self.nodes.capacity());
+        let want = len.saturating_add(n);
+        let mut new = want.max(cap.saturating_mul(2)).max(4);
+        if new > NODE_CEILING && want <= NODE_CEILING {
+            new = NODE_CEILING;
+        }
+        growth::note((new - cap).saturating_mul(std::mem::size_of::<Node>()));
+        self.nodes.reserve_exact(new - len);
     }
 
     /// Pushes `nodes` at once, as consecutive [`Tree::open`]/[`Tree::leaf`] calls would, their
     /// `end`s already set (one check for room, one copy). The caller checks the node budget.
     pub(crate) fn push_nodes(&mut self, nodes: &[Node]) {
-        let (len, cap) = (self.nodes.len(), self.nodes.capacity());
-        if len + nodes.len() > cap {
-            growth::before_push(len, cap, nodes.len(), std::mem::size_of::<Node>());
+        if self.nodes.len() + nodes.len() > self.nodes.capacity() {
+            self.grow_nodes(nodes.len());
         }
         self.nodes.extend_from_slice(nodes);
     }

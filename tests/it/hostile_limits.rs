@@ -8,30 +8,10 @@ use kinspect::protocol::builtin;
 
 use kinspect::wire::tree::SUPPRESSED;
 
-/// A v2 batch whose records section is `payload` compressed with snappy and claims
+/// A v2 batch at offset 0 whose records section is `payload` compressed with snappy and claims
 /// `count` records.
 fn snappy_batch(payload: &[u8], count: i32) -> Vec<u8> {
-    let compressed = snap::raw::Encoder::new().compress_vec(payload).unwrap();
-    let mut b = Vec::new();
-    b.extend_from_slice(&0i64.to_be_bytes()); // BaseOffset
-    b.extend_from_slice(&0i32.to_be_bytes()); // BatchLength, set below
-    b.extend_from_slice(&0i32.to_be_bytes()); // PartitionLeaderEpoch
-    b.push(2); // Magic
-    b.extend_from_slice(&0u32.to_be_bytes()); // Crc, set below
-    b.extend_from_slice(&2i16.to_be_bytes()); // Attributes: snappy
-    b.extend_from_slice(&0i32.to_be_bytes()); // LastOffsetDelta
-    b.extend_from_slice(&0i64.to_be_bytes()); // BaseTimestamp
-    b.extend_from_slice(&0i64.to_be_bytes()); // MaxTimestamp
-    b.extend_from_slice(&(-1i64).to_be_bytes()); // ProducerId
-    b.extend_from_slice(&(-1i16).to_be_bytes()); // ProducerEpoch
-    b.extend_from_slice(&(-1i32).to_be_bytes()); // BaseSequence
-    b.extend_from_slice(&count.to_be_bytes());
-    b.extend_from_slice(&compressed);
-    let len = (b.len() - 12) as i32;
-    b[8..12].copy_from_slice(&len.to_be_bytes());
-    let crc = crc32c::crc32c(&b[21..]);
-    b[17..21].copy_from_slice(&crc.to_be_bytes());
-    b
+    crate::batch::snappy_batch(0, 0, count, payload)
 }
 
 /// A size-prefixed Produce v3 request carrying `batches` as the records of one partition each.

@@ -2,6 +2,8 @@
 //! module named for what it covers. Goldens are regenerated with `BLESS=1 cargo test`.
 
 mod apis_cli;
+#[path = "../common/batch.rs"]
+mod batch;
 mod brokers;
 mod bundle;
 mod capture_bench;

@@ -53,10 +53,12 @@ impl Read for Trickle<'_> {
     }
 }
 
-/// Streams `bytes` and returns (file offset, tree) for every item.
+/// Streams `bytes` and returns (file offset, tree) for every item. Each tree is taken, as the
+/// engine takes them, leaving the reader an empty tree: a reader that looked at a tree after
+/// handing it out would see that empty tree instead.
 fn stream(bytes: &[u8], kind: FileKind, trickle: bool) -> (Vec<(u64, Tree)>, LogSummary) {
     let mut items = Vec::new();
-    let mut each = |at: u64, t: &Tree| items.push((at, t.clone()));
+    let mut each = |at: u64, t: &mut Tree| items.push((at, std::mem::take(t)));
     let ctx = RecordsContext::default();
     let sum = if trickle {
         decode_log_file(Trickle(bytes), kind, &ctx, &mut each)
