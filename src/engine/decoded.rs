@@ -111,12 +111,7 @@ impl DecodeLoop {
     /// Lets go of the PDU's memory if a large frame left it holding more than `max` bytes (the
     /// PDU is reused from frame to frame, so one huge frame would otherwise stay in memory).
     pub fn shrink(&mut self, max: usize) -> usize {
-        let held = held_bytes(&self.pdu);
-        if held > max {
-            self.pdu = Pdu::default();
-            return 0;
-        }
-        held
+        let_go_over(&mut self.pdu, max)
     }
 
     /// Decodes one event and passes the result to `f`.
@@ -162,6 +157,18 @@ pub fn held_bytes(pdu: &Pdu) -> usize {
         + t.diags.capacity() * std::mem::size_of::<Diagnostic>()
         + t.buf_capacity()
         + pdu.topic_names.capacity() * std::mem::size_of::<(u32, String)>()
+}
+
+/// Lets go of a reused PDU's memory when it holds more than `max` bytes ([`held_bytes`]), so
+/// that one huge frame or batch does not stay in memory. Returns what it still holds (0 when
+/// let go).
+pub fn let_go_over(pdu: &mut Pdu, max: usize) -> usize {
+    let held = held_bytes(pdu);
+    if held > max {
+        *pdu = Pdu::default();
+        return 0;
+    }
+    held
 }
 
 /// Reads and decodes a whole capture.

@@ -491,7 +491,7 @@ impl<'o, R: Route> Driver<'o, R> {
     ///
     /// The tree is taken, not copied: the PDU's last tree is swapped in for the file reader to
     /// decode its next batch into. One too large to keep (a batch that filled its tree to the
-    /// limits) is let go once shown, as [`DecodeLoop::shrink`] lets go of a frame's.
+    /// limits) is let go once shown, as a frame's is ([`decoded::let_go_over`]).
     fn tree(&mut self, origin: Origin, t: &mut crate::wire::tree::Tree) {
         self.items += 1;
         if self.stopped {
@@ -503,19 +503,16 @@ impl<'o, R: Route> Driver<'o, R> {
         }
         self.log_pdu = Pdu {
             origin,
-            tree: std::mem::take(&mut self.log_pdu.tree),
+            tree: std::mem::replace(t, std::mem::take(&mut self.log_pdu.tree)),
             ..Pdu::default()
         };
-        std::mem::swap(&mut self.log_pdu.tree, t);
         self.dl.check(&mut self.log_pdu);
         if let Some(has_errors) = self.filters.tree_shown(&self.log_pdu.tree) {
             self.outcome.errors |= has_errors;
             let r = self.route.pdu(&self.log_pdu, self.input_name.as_deref());
             self.wrote(r);
         }
-        if decoded::held_bytes(&self.log_pdu) > parallel::TOGETHER {
-            self.log_pdu = Pdu::default();
-        }
+        decoded::let_go_over(&mut self.log_pdu, parallel::TOGETHER);
     }
 
     /// A capture event.

@@ -50,7 +50,7 @@
 //! The worker never waits for the reading thread: while the reading thread holds more than
 //! [`TOGETHER`] it sends no batch.
 
-use super::decoded::{decode_frame, held_bytes, DecodeLoop};
+use super::decoded::{decode_frame, held_bytes, let_go_over, DecodeLoop};
 use super::filter::Filters;
 use super::sink::{Half, Split};
 use super::Route;
@@ -753,11 +753,9 @@ fn work<H: Half>(
         }
         // Kept for the next batch only up to `TOGETHER`: a heavy PDU kept here would be held
         // while the reading thread decodes a heavy frame of its own.
-        if held_bytes(&pdu) > TOGETHER {
-            pdu = Pdu::default();
-        }
+        let kept = let_go_over(&mut pdu, TOGETHER);
         turn.held.store(0, Ordering::Relaxed);
-        turn.trees_hold(false, held_bytes(&pdu));
+        turn.trees_hold(false, kept);
         let d = Done {
             job,
             errors,
