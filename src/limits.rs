@@ -88,6 +88,21 @@ pub const MAX_QUERY_DEPTH: usize = 256;
 /// Largest spec file the schema loader reads.
 pub const MAX_SPEC_FILE_BYTES: usize = 16 * 1024 * 1024;
 
+/// Most JSON values (objects, arrays, members' values, array items) one spec file may hold; past
+/// it the rest of the file is not read (`file-too-large` at the value). Kafka's largest spec
+/// (4.3.1's `StreamsGroupDescribeResponse.json`) has 298, so this is some 200 times that, while
+/// 16 MiB of `0,` would otherwise be 5.6 million values, each a field model and diagnostics.
+pub const MAX_SPEC_JSON_VALUES: usize = 65_536;
+
+/// Most mistakes the spec reader steps over (pasted Unicode spaces, `#` comments) before it gives
+/// up on the file.
+pub const MAX_SPEC_RECOVERED: usize = 200;
+
+/// Most diagnostics listed for one spec file; past it one `diagnostics-suppressed` diagnostic
+/// counts the rest by severity. A 600 KB file whose `fields` held 77,000 numbers was 88,000
+/// diagnostics and 366 MiB of report (the hostile campaign's `specs:1780`, seed 0x5eed1206).
+pub const MAX_DIAGNOSTICS_PER_SPEC_FILE: usize = 1000;
+
 /// Most connections whose conversation the checker (`check`) follows at once; past it new
 /// connections are not checked (reported once, `check-state-capped`).
 pub const MAX_CHECK_CONNECTIONS: usize = 16_384;

@@ -6,12 +6,18 @@
 //! batch peak at two trees and the second batch at three: the hostile campaign's `bombs:49`
 //! (seed 0x1352956) reached 490 MiB of its 512 MiB limit. The engine now takes the tree
 //! (`Driver::tree` swaps its last tree in) and lets go of one this large once it is shown.
+//!
+//! Spec files are bounded the same way: a 4.5 MB file whose `fields` held 1.5 million numbers
+//! ran the validator out of 4 GiB of address space (a diagnostic and a JSON report object for
+//! each). The reader now stops at `limits::MAX_SPEC_JSON_VALUES` and each file lists at most
+//! `limits::MAX_DIAGNOSTICS_PER_SPEC_FILE` diagnostics.
 
 use kinspect::engine::{run, Input, Options, Sink};
 use kinspect::pdu::{Origin, Pdu};
 use kinspect::protocol::builtin;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Mutex;
 
 #[path = "common/batch.rs"]
 mod batch;
@@ -21,6 +27,8 @@ struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
+/// One measurement at a time: the counters are the whole binary's.
+static SERIAL: Mutex<()> = Mutex::new(());
 
 fn grew(n: usize) {
     let now = LIVE.fetch_add(n, Relaxed) + n;
@@ -109,6 +117,7 @@ fn peak_of(segment: &[u8]) -> (usize, Largest) {
 
 #[test]
 fn batches_that_fill_their_trees_are_held_one_at_a_time() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     use kinspect::limits::MAX_NODES_PER_TREE;
     // Enough records that each batch stops at the node limit (nine nodes a record).
     let n = (MAX_NODES_PER_TREE / 9 * 2) as i32;
@@ -148,5 +157,54 @@ fn batches_that_fill_their_trees_are_held_one_at_a_time() {
         "two batches: peak {} MiB, one batch {} MiB",
         peak_two >> 20,
         peak_one >> 20
+    );
+}
+
+#[test]
+fn a_spec_file_of_a_million_values_is_checked_in_bounded_memory() {
+    use kinspect::limits::{
+        MAX_DIAGNOSTICS_PER_SPEC_FILE, MAX_SPEC_FILE_BYTES, MAX_SPEC_JSON_VALUES,
+    };
+    use kinspect::schema::validate::{validate_files, Release};
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let n = 1_500_000;
+    let text = format!(
+        "{{\n\"apiKey\": 40, \"type\": \"request\", \"name\": \"ExpireDelegationTokenRequest\",\n\
+         \"validVersions\": \"0-2\", \"flexibleVersions\": \"2+\",\n\"fields\": [\n{}]\n}}\n",
+        vec!["0"; n].join(",\n")
+    );
+    assert!(
+        text.len() < MAX_SPEC_FILE_BYTES,
+        "under the size limit: {}",
+        text.len()
+    );
+    let files = [("ExpireDelegationTokenRequest.json".to_string(), text)];
+    let before = LIVE.load(Relaxed);
+    PEAK.store(before, Relaxed);
+    let diags = validate_files(&files, Release::parse("4.3.1").unwrap());
+    let peak = PEAK.load(Relaxed) - before;
+    let code = |c: &str| diags.iter().filter(|d| d.code == c).count();
+    // The numbers are one a line from line 5: the first thousand are listed, the rest counted.
+    assert_eq!(code("wrong-json-type"), MAX_DIAGNOSTICS_PER_SPEC_FILE);
+    assert_eq!(diags[0].pos.line, 5, "{}", diags[0]);
+    assert_eq!(code("diagnostics-suppressed"), 1);
+    // The reader stopped at the first value past the limit. Before the first number come the
+    // object, its five other members' values and the fields array: the number on line 5 is
+    // value 8, the one on line L value L + 3.
+    let stop = diags
+        .iter()
+        .find(|d| d.code == "file-too-large")
+        .expect("the limit is reported");
+    assert_eq!(
+        stop.pos.line as usize,
+        MAX_SPEC_JSON_VALUES + 1 - 3,
+        "{stop}"
+    );
+    // Each of the 65,536 values read costs some hundreds of bytes (its JSON node and, once, its
+    // diagnostic); the 4.5 MB text itself is held by the caller. Before, 4 GiB did not suffice.
+    assert!(
+        peak < 64 << 20,
+        "validating peaked at {} MiB above the text",
+        peak >> 20
     );
 }

@@ -3,6 +3,7 @@
 
 use super::model::Pos;
 pub use crate::diag::Severity;
+use crate::limits::MAX_DIAGNOSTICS_PER_SPEC_FILE;
 use std::fmt;
 use std::sync::Arc;
 
@@ -101,6 +102,48 @@ impl fmt::Display for SchemaDiag {
     }
 }
 
+/// Keeps the first [`MAX_DIAGNOSTICS_PER_SPEC_FILE`] of one file's diagnostics, which must be
+/// sorted top to bottom, and replaces the rest with one `diagnostics-suppressed` diagnostic at
+/// the first of them, as severe as the worst, counting them by severity. What ended the reading
+/// of the file (`json-syntax`, `file-too-large`: one at most) is kept wherever it is, since it
+/// says why nothing after it was checked.
+pub fn cap_per_file(diags: &mut Vec<SchemaDiag>) {
+    if diags.len() <= MAX_DIAGNOSTICS_PER_SPEC_FILE {
+        return;
+    }
+    let (ended, rest): (Vec<SchemaDiag>, Vec<SchemaDiag>) = diags
+        .split_off(MAX_DIAGNOSTICS_PER_SPEC_FILE)
+        .into_iter()
+        .partition(|d| matches!(d.code, "json-syntax" | "file-too-large"));
+    if rest.is_empty() {
+        diags.extend(ended);
+        return;
+    }
+    let n = |s: Severity| rest.iter().filter(|d| d.severity == s).count();
+    let (e, w, i) = (n(Severity::Error), n(Severity::Warning), n(Severity::Info));
+    let worst = if e > 0 {
+        Severity::Error
+    } else if w > 0 {
+        Severity::Warning
+    } else {
+        Severity::Info
+    };
+    let first = &rest[0];
+    diags.push(SchemaDiag::new(
+        worst,
+        "diagnostics-suppressed",
+        &first.file,
+        first.pos,
+        "",
+        format!(
+            "{} more diagnostics from here on not listed ({e} errors, {w} warnings, {i} infos); \
+             at most {MAX_DIAGNOSTICS_PER_SPEC_FILE} are listed per file",
+            rest.len()
+        ),
+    ));
+    diags.extend(ended);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +169,53 @@ mod tests {
             w.to_string(),
             "AlterIsrRequest.json:1:2: warning[duplicate-key]: twice"
         );
+    }
+
+    #[test]
+    fn past_the_cap_one_diagnostic_counts_the_rest_and_what_ended_the_file_stays() {
+        let file: Arc<str> = "Big.json".into();
+        let at = |line: u32| Pos { line, col: 3 };
+        let mut diags: Vec<SchemaDiag> = (1..=1000)
+            .map(|l| SchemaDiag::warning("wrong-json-type", &file, at(l), "", "w"))
+            .chain((1001..=1300).map(|l| SchemaDiag::error("bad-type", &file, at(l), "", "e")))
+            .chain((1301..=1500).map(|l| SchemaDiag::info("lint", &file, at(l), "", "i")))
+            .chain([SchemaDiag::error(
+                "file-too-large",
+                &file,
+                at(1501),
+                "",
+                "stop",
+            )])
+            .collect();
+        let untouched = diags[..1000].to_vec();
+        cap_per_file(&mut diags);
+        assert_eq!(diags.len(), 1002);
+        assert_eq!(diags[..1000], untouched[..]);
+        let s = &diags[1000];
+        assert_eq!(
+            (s.code, s.severity, s.pos),
+            ("diagnostics-suppressed", Severity::Error, at(1001))
+        );
+        assert!(
+            s.message.starts_with(
+                "500 more diagnostics from here on not listed (300 errors, 0 warnings, 200 infos)"
+            ),
+            "{}",
+            s.message
+        );
+        assert_eq!(
+            (diags[1001].code, diags[1001].pos),
+            ("file-too-large", at(1501))
+        );
+
+        // At the cap nothing changes; only what ended the file past it: no suppressed diagnostic.
+        let mut exact = untouched.clone();
+        cap_per_file(&mut exact);
+        assert_eq!(exact, untouched);
+        let mut ended = untouched.clone();
+        ended.push(SchemaDiag::error("json-syntax", &file, at(1001), "", "eof"));
+        let before = ended.clone();
+        cap_per_file(&mut ended);
+        assert_eq!(ended, before);
     }
 }

@@ -8,7 +8,7 @@
 //! Columns count Unicode scalar values, as editors do.
 
 use super::model::Pos;
-use crate::limits::{MAX_DEPTH, MAX_SPEC_FILE_BYTES};
+use crate::limits::{MAX_DEPTH, MAX_SPEC_FILE_BYTES, MAX_SPEC_JSON_VALUES, MAX_SPEC_RECOVERED};
 use std::fmt;
 
 /// A JSON value and the position of its first character.
@@ -71,18 +71,16 @@ impl JsonValue {
     }
 }
 
-/// Why a file is not JSON as Kafka reads it, and where. `code` is `json-syntax`, or for the
-/// mistakes the reader steps over to keep going: `non-json-whitespace` (a non-breaking or other
-/// Unicode space outside a string), `hash-comment`, `trailing-content`.
+/// Why a file is not JSON as Kafka reads it, and where. `code` is `json-syntax`, `file-too-large`
+/// (more than [`MAX_SPEC_JSON_VALUES`] values), or for the mistakes the reader steps over to keep
+/// going: `non-json-whitespace` (a non-breaking or other Unicode space outside a string),
+/// `hash-comment`, `trailing-content`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JsonError {
     pub code: &'static str,
     pub pos: Pos,
     pub message: String,
 }
-
-/// Most stepped-over mistakes reported per file before the reader gives up.
-const MAX_RECOVERED: usize = 200;
 
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -146,6 +144,7 @@ pub fn parse_all(text: &str) -> Parsed {
         col: 1,
         recovered: Vec::new(),
         partial: None,
+        values: 0,
     };
     let v = p.document();
     let mut errors = std::mem::take(&mut p.recovered);
@@ -174,6 +173,8 @@ struct Parser<'a> {
     recovered: Vec<JsonError>,
     /// The containers read before a syntax error, each taken by its parent on the way up.
     partial: Option<JsonValue>,
+    /// Values begun so far, against [`MAX_SPEC_JSON_VALUES`].
+    values: usize,
 }
 
 impl Parser<'_> {
@@ -259,8 +260,8 @@ impl<'a> Parser<'a> {
     }
     /// Notes a mistake the reader can step over; too many of them end the parse.
     fn recover(&mut self, code: &'static str, message: String) -> Result<(), JsonError> {
-        if self.recovered.len() >= MAX_RECOVERED {
-            return Err(self.err_here(format!("more than {MAX_RECOVERED} errors; giving up")));
+        if self.recovered.len() >= MAX_SPEC_RECOVERED {
+            return Err(self.err_here(format!("more than {MAX_SPEC_RECOVERED} errors; giving up")));
         }
         let e = JsonError {
             code,
@@ -382,6 +383,17 @@ impl<'a> Parser<'a> {
                 "nesting deeper than {MAX_DEPTH} levels of arrays and objects"
             )));
         }
+        if self.values >= MAX_SPEC_JSON_VALUES {
+            return Err(JsonError {
+                code: "file-too-large",
+                pos: self.pos(),
+                message: format!(
+                    "more than {MAX_SPEC_JSON_VALUES} JSON values; the rest of the file is not read \
+                     (Kafka's largest spec has 298)"
+                ),
+            });
+        }
+        self.values += 1;
         let pos = self.pos();
         let kind = match self.peek() {
             None => return Err(self.err_here("unexpected end of file: expected a value")),

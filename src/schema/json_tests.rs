@@ -105,7 +105,7 @@ fn steps_over_pasted_spaces_hash_comments_and_trailing_content() {
     // Stepping over is bounded.
     let p = parse_all(&format!("{{{}}}", "\u{a0}\n".repeat(10_000)));
     assert!(p.value.is_none() || !p.complete);
-    assert_eq!(p.errors.len(), MAX_RECOVERED + 1);
+    assert_eq!(p.errors.len(), MAX_SPEC_RECOVERED + 1);
     assert_eq!(
         parse_all(&format!("{{{}}}", "\u{a0}".repeat(10_000)))
             .errors
@@ -195,4 +195,44 @@ fn byte_order_mark_skipped_only_at_start() {
     assert!(parse("\u{feff}{}").is_ok());
     let e = err("{\u{feff}}");
     assert!(e.message.contains("U+FEFF"), "{}", e.message);
+}
+
+/// An array of `n` zeros, one per line from line 2: the object is value 1, the array value 2, so
+/// zero number `k` (from 1) is value `k + 2` and sits on line `k + 1`.
+fn zeros(n: usize) -> String {
+    let mut s = String::from("{\"a\": [\n");
+    s.push_str(&vec!["0"; n].join(",\n"));
+    s.push_str("\n]}\n");
+    s
+}
+
+#[test]
+fn values_beyond_the_limit_end_the_file_where_the_limit_is_passed() {
+    assert!(parse(&zeros(MAX_SPEC_JSON_VALUES - 2)).is_ok());
+    let e = err(&zeros(MAX_SPEC_JSON_VALUES - 1));
+    assert_eq!(e.code, "file-too-large");
+    // Value MAX + 1 is zero number MAX - 1, on line MAX.
+    assert_eq!(e.pos, at(MAX_SPEC_JSON_VALUES as u32, 1));
+    assert!(
+        e.message.contains(&MAX_SPEC_JSON_VALUES.to_string()),
+        "{}",
+        e.message
+    );
+    // What was read before it is still there for the checks that can run on it.
+    let p = parse_all(&zeros(MAX_SPEC_JSON_VALUES + 10));
+    assert_eq!(
+        p.errors
+            .iter()
+            .filter(|e| e.code == "file-too-large")
+            .count(),
+        1
+    );
+    assert!(!p.complete);
+    match p.value.map(|v| v.kind) {
+        Some(JsonKind::Object(m)) => match &m[0].value.kind {
+            JsonKind::Array(items) => assert_eq!(items.len(), MAX_SPEC_JSON_VALUES - 2),
+            k => panic!("expected the array read so far, got {k:?}"),
+        },
+        k => panic!("expected the object read so far, got {k:?}"),
+    }
 }

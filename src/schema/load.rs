@@ -6,7 +6,7 @@
 //! errors with a suggestion; Jackson's lenient coercions (a single value for a list, `"true"` for
 //! a boolean, `2` for a version string) are accepted as Kafka accepts them.
 
-use super::diag::SchemaDiag;
+use super::diag::{cap_per_file, SchemaDiag};
 use super::jackson::{find, join, Ctx};
 use super::json::{self, JsonKind, JsonValue};
 use super::model::{java_trim, Field, FieldType, MessageSpec, Pos, SpecType, StructSpec};
@@ -78,6 +78,13 @@ pub const ENTITY_TYPES: &[&str] = &[
 /// are wrong, so the validator can go on finding problems; any error diagnostic means Kafka's
 /// generator would reject the file.
 pub fn load_spec(file: &str, text: &str) -> (Option<MessageSpec>, Vec<SchemaDiag>) {
+    let (spec, mut diags) = load_spec_uncapped(file, text);
+    cap_per_file(&mut diags);
+    (spec, diags)
+}
+
+/// [`load_spec`] with every diagnostic, for callers that add their own and cap them together.
+pub(crate) fn load_spec_uncapped(file: &str, text: &str) -> (Option<MessageSpec>, Vec<SchemaDiag>) {
     let mut cx = Ctx {
         file: file.into(),
         diags: Vec::new(),

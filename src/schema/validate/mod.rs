@@ -37,8 +37,9 @@
 //! - cross-file: `duplicate-api-key`, `missing-response`, `missing-request`,
 //!   `pair-versions-differ` (W), `duplicate-metadata-key`, `duplicate-coordinator-key`,
 //!   `coordinator-missing-value`, `coordinator-missing-key`, `duplicate-spec-name` (W);
-//! - JSON lints: `duplicate-key` (W), `reversed-range` (W); files: `file-too-large`,
-//!   `invalid-utf8`;
+//! - JSON lints: `duplicate-key` (W), `reversed-range` (W); files: `file-too-large` (also past
+//!   `limits::MAX_SPEC_JSON_VALUES` values), `invalid-utf8`, `diagnostics-suppressed` (past
+//!   `limits::MAX_DIAGNOSTICS_PER_SPEC_FILE` for one file, as severe as the worst it counts);
 //! - compatibility (`schema::compat`): `compat-field-added`, `compat-field-removed`,
 //!   `compat-field-retyped`, `compat-nullability-changed`, `compat-tagging-changed`,
 //!   `compat-field-moved`, `compat-flexible-changed`, `compat-versions-removed` (W),
@@ -54,9 +55,9 @@ mod messages;
 mod structs;
 mod walk;
 
-use super::diag::{SchemaDiag, Severity};
+use super::diag::{cap_per_file, SchemaDiag, Severity};
 use super::json;
-use super::load::load_spec;
+use super::load::load_spec_uncapped;
 use super::model::MessageSpec;
 use std::fmt;
 use std::str::FromStr;
@@ -175,7 +176,7 @@ pub fn check_file(
     release: Release,
 ) -> (Option<MessageSpec>, Vec<SchemaDiag>) {
     let file: Arc<str> = path.into();
-    let (spec, mut diags) = load_spec(path, text);
+    let (spec, mut diags) = load_spec_uncapped(path, text);
     // The loader parsed this text already; parsing again keeps the two modules independent and
     // costs little next to loading. After a syntax error, the value read up to it still holds
     // real duplicated keys and reversed ranges.
@@ -191,6 +192,8 @@ pub fn check_file(
         defaults::check(&mut cx);
         diags.append(&mut cx.out);
     }
+    sort_and_dedup(&mut diags);
+    cap_per_file(&mut diags);
     (spec, diags)
 }
 
