@@ -13,7 +13,7 @@ use kinspect::schema::compat::{self, BaselineSpec};
 use kinspect::schema::diag::{SchemaDiag, Severity};
 use kinspect::schema::model::MessageSpec;
 use kinspect::schema::validate::files::read_inputs;
-use kinspect::schema::validate::{check_files, count, validate_specs, Release};
+use kinspect::schema::validate::{check_files, count, not_listed, validate_specs, Release};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -240,8 +240,12 @@ pub fn render_text(r: &Report, color: bool) -> String {
         Some(b) => format!(" (baseline {b})"),
         None => String::new(),
     };
+    let hidden = match not_listed(&r.diags) {
+        0 => String::new(),
+        n => format!(" ({n} of them not listed)"),
+    };
     out.push_str(&format!(
-        "{} file{} checked under Kafka {}{what}: {e} error{}, {w} warning{}, {i} info\n",
+        "{} file{} checked under Kafka {}{what}: {e} error{}, {w} warning{}, {i} info{hidden}\n",
         r.files,
         plural(r.files),
         r.release,
@@ -284,6 +288,7 @@ pub fn render_json(r: &Report) -> String {
         "errors": e,
         "warnings": w,
         "infos": i,
+        "not_listed": not_listed(&r.diags),
         "diagnostics": diags,
     });
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".into());

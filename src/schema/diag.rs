@@ -19,6 +19,9 @@ pub struct SchemaDiag {
     pub path: String,
     pub message: String,
     pub suggestion: Option<String>,
+    /// For `diagnostics-suppressed`, the errors, warnings and infos it stands for; zeros
+    /// otherwise.
+    pub not_listed: [usize; 3],
 }
 
 impl SchemaDiag {
@@ -38,6 +41,7 @@ impl SchemaDiag {
             path: path.into(),
             message: message.into(),
             suggestion: None,
+            not_listed: [0; 3],
         }
     }
     pub fn error(
@@ -129,7 +133,7 @@ pub fn cap_per_file(diags: &mut Vec<SchemaDiag>) {
         Severity::Info
     };
     let first = &rest[0];
-    diags.push(SchemaDiag::new(
+    let mut suppressed = SchemaDiag::new(
         worst,
         "diagnostics-suppressed",
         &first.file,
@@ -140,7 +144,9 @@ pub fn cap_per_file(diags: &mut Vec<SchemaDiag>) {
              at most {MAX_DIAGNOSTICS_PER_SPEC_FILE} are listed per file",
             rest.len()
         ),
-    ));
+    );
+    suppressed.not_listed = [e, w, i];
+    diags.push(suppressed);
     diags.extend(ended);
 }
 
@@ -196,6 +202,7 @@ mod tests {
             (s.code, s.severity, s.pos),
             ("diagnostics-suppressed", Severity::Error, at(1001))
         );
+        assert_eq!(s.not_listed, [300, 0, 200]);
         assert!(
             s.message.starts_with(
                 "500 more diagnostics from here on not listed (300 errors, 0 warnings, 200 infos)"

@@ -275,3 +275,65 @@ fn an_oversized_file_is_refused_without_reading_it() {
         "{out}"
     );
 }
+
+/// Past the thousand diagnostics listed per file, the rest are one `diagnostics-suppressed`
+/// line, and the summary and the JSON counts still count every one of them.
+#[test]
+fn diagnostics_past_the_listed_thousand_are_counted_in_the_summary() {
+    let dir = std::env::temp_dir().join(format!("kinspect-many-diags-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // 3,000 numbers where field objects belong: 3,000 `wrong-json-type` errors, one a line.
+    let text = format!(
+        "{{\n\"apiKey\": 40, \"type\": \"request\", \"name\": \"ExpireDelegationTokenRequest\",\n\
+         \"validVersions\": \"0-2\", \"flexibleVersions\": \"2+\",\n\"fields\": [\n{}]\n}}\n",
+        vec!["0"; 3000].join(",\n")
+    );
+    let spec = dir.join("ExpireDelegationTokenRequest.json");
+    std::fs::write(&spec, text).unwrap();
+    let spec = spec.display().to_string();
+
+    let o = common::kinspect(&["validate-schema", &spec]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = common::stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.contains("error[wrong-json-type]"))
+            .count(),
+        1000
+    );
+    let s = lines
+        .iter()
+        .find(|l| l.contains("[diagnostics-suppressed]"))
+        .unwrap_or_else(|| panic!("{out}"));
+    // The first number is on line 5, so the 1,001st is on line 1,005.
+    assert!(
+        s.starts_with(&format!(
+            "{spec}:1005:1: error[diagnostics-suppressed]: 2000 more"
+        )),
+        "{s}"
+    );
+    let listed_errors = lines
+        .iter()
+        .filter(|l| l.contains(": error[") && !l.contains("suppressed"))
+        .count();
+    let total = listed_errors + 2000;
+    assert_eq!(
+        *lines.last().unwrap(),
+        format!(
+            "1 file checked under Kafka 4.3.1: {total} errors, 0 warnings, 0 info (2000 of them not listed)"
+        )
+    );
+
+    let o = common::kinspect(&["validate-schema", "--format", "json", &spec]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["errors"], total);
+    assert_eq!(v["not_listed"], 2000);
+    assert_eq!(
+        v["diagnostics"].as_array().unwrap().len(),
+        listed_errors + 1
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

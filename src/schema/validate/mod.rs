@@ -217,6 +217,25 @@ pub fn type_parses(f: &super::model::Field) -> bool {
 
 /// Counts of each severity, for summaries.
 pub fn count(diags: &[SchemaDiag]) -> (usize, usize, usize) {
-    let n = |s: Severity| diags.iter().filter(|d| d.severity == s).count();
-    (n(Severity::Error), n(Severity::Warning), n(Severity::Info))
+    let mut n = [0usize; 3];
+    for d in diags {
+        if d.code == "diagnostics-suppressed" {
+            n.iter_mut().zip(d.not_listed).for_each(|(n, k)| *n += k);
+        } else {
+            n[match d.severity {
+                Severity::Error => 0,
+                Severity::Warning => 1,
+                Severity::Info => 2,
+            }] += 1;
+        }
+    }
+    (n[0], n[1], n[2])
+}
+
+/// How many diagnostics `diagnostics-suppressed` diagnostics stand for.
+pub fn not_listed(diags: &[SchemaDiag]) -> usize {
+    diags
+        .iter()
+        .map(|d| d.not_listed.iter().sum::<usize>())
+        .sum()
 }
