@@ -103,6 +103,20 @@ pub const MAX_SPEC_RECOVERED: usize = 200;
 /// diagnostics and 366 MiB of report (the hostile campaign's `specs:1780`, seed 0x5eed1206).
 pub const MAX_DIAGNOSTICS_PER_SPEC_FILE: usize = 1000;
 
+/// Most diagnostics listed for one run of the spec validator, over all its files; past it one
+/// `diagnostics-suppressed` diagnostic counts the rest. Ten files at the per-file cap; the JSON
+/// report holds about 1.4 KB a diagnostic while it is written.
+pub const MAX_DIAGNOSTICS_PER_SPEC_RUN: usize = 10_000;
+
+/// Most spec files one set of paths is read as (Kafka's 4.3.1 message folder holds 286); past
+/// it the rest are not read (`too-many-files`).
+pub const MAX_SPEC_FILES: usize = 10_000;
+
+/// Most bytes of spec files one set of paths is read as (Kafka's 4.3.1 folder holds 0.9 MB):
+/// the texts are held while they are checked, and their models for the checks across files and
+/// against a baseline. Past it the rest are not read (`input-too-large`).
+pub const MAX_SPEC_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Most connections whose conversation the checker (`check`) follows at once; past it new
 /// connections are not checked (reported once, `check-state-capped`).
 pub const MAX_CHECK_CONNECTIONS: usize = 16_384;

@@ -124,7 +124,7 @@ pub fn execute(args: &Args) -> Result<Report, String> {
         if inputs.files.is_empty() && inputs.diags.is_empty() {
             return Err("no *.json spec files found in the given paths".into());
         }
-        report.files = inputs.files.len() + inputs.diags.len();
+        report.files = inputs.files.len() + inputs.refused;
         let (checked, mut diags) = check_files(&inputs.files, release);
         diags.extend(inputs.diags);
         report.diags = diags;

@@ -3,7 +3,7 @@
 
 use super::model::Pos;
 pub use crate::diag::Severity;
-use crate::limits::MAX_DIAGNOSTICS_PER_SPEC_FILE;
+use crate::limits::{MAX_DIAGNOSTICS_PER_SPEC_FILE, MAX_DIAGNOSTICS_PER_SPEC_RUN};
 use std::fmt;
 use std::sync::Arc;
 
@@ -106,11 +106,24 @@ impl fmt::Display for SchemaDiag {
     }
 }
 
+/// Counts of errors, warnings and infos; a `diagnostics-suppressed` diagnostic counts for those
+/// it stands for.
+pub fn tally(diags: &[SchemaDiag]) -> [usize; 3] {
+    let mut n = [0usize; 3];
+    for d in diags {
+        if d.code == "diagnostics-suppressed" {
+            n.iter_mut().zip(d.not_listed).for_each(|(n, k)| *n += k);
+        } else {
+            n[d.severity as usize] += 1;
+        }
+    }
+    n
+}
+
 /// Keeps the first [`MAX_DIAGNOSTICS_PER_SPEC_FILE`] of one file's diagnostics, which must be
 /// sorted top to bottom, and replaces the rest with one `diagnostics-suppressed` diagnostic at
-/// the first of them, as severe as the worst, counting them by severity. What ended the reading
-/// of the file (`json-syntax`, `file-too-large`: one at most) is kept wherever it is, since it
-/// says why nothing after it was checked.
+/// the first of them. What ended the reading of the file (`json-syntax`, `file-too-large`: one
+/// at most) is kept wherever it is, since it says why nothing after it was checked.
 pub fn cap_per_file(diags: &mut Vec<SchemaDiag>) {
     if diags.len() <= MAX_DIAGNOSTICS_PER_SPEC_FILE {
         return;
@@ -119,12 +132,58 @@ pub fn cap_per_file(diags: &mut Vec<SchemaDiag>) {
         .split_off(MAX_DIAGNOSTICS_PER_SPEC_FILE)
         .into_iter()
         .partition(|d| matches!(d.code, "json-syntax" | "file-too-large"));
-    if rest.is_empty() {
-        diags.extend(ended);
-        return;
+    if let Some(first) = rest.first() {
+        diags.push(suppressed(
+            first,
+            tally(&rest),
+            "per file",
+            MAX_DIAGNOSTICS_PER_SPEC_FILE,
+        ));
     }
-    let n = |s: Severity| rest.iter().filter(|d| d.severity == s).count();
-    let (e, w, i) = (n(Severity::Error), n(Severity::Warning), n(Severity::Info));
+    diags.extend(ended);
+}
+
+/// Keeps the first [`MAX_DIAGNOSTICS_PER_SPEC_RUN`] diagnostics of a run, taken file by file,
+/// and counts the rest in one `diagnostics-suppressed` diagnostic at the first of them.
+#[derive(Default)]
+pub struct RunCap {
+    listed: Vec<SchemaDiag>,
+    first_not_listed: Option<SchemaDiag>,
+    not_listed: [usize; 3],
+}
+
+impl RunCap {
+    /// Takes one file's diagnostics, already capped by [`cap_per_file`].
+    pub fn push(&mut self, mut diags: Vec<SchemaDiag>) {
+        let room = MAX_DIAGNOSTICS_PER_SPEC_RUN.saturating_sub(self.listed.len());
+        if diags.len() > room {
+            let over = diags.split_off(room);
+            let n = tally(&over);
+            self.not_listed.iter_mut().zip(n).for_each(|(a, k)| *a += k);
+            if self.first_not_listed.is_none() {
+                self.first_not_listed = over.into_iter().next();
+            }
+        }
+        self.listed.append(&mut diags);
+    }
+    /// The diagnostics listed, then the one that counts the rest.
+    pub fn finish(mut self) -> Vec<SchemaDiag> {
+        if let Some(first) = &self.first_not_listed {
+            let d = suppressed(
+                first,
+                self.not_listed,
+                "in one run",
+                MAX_DIAGNOSTICS_PER_SPEC_RUN,
+            );
+            self.listed.push(d);
+        }
+        self.listed
+    }
+}
+
+/// A `diagnostics-suppressed` diagnostic at `first`, as severe as the worst it stands for.
+fn suppressed(first: &SchemaDiag, n: [usize; 3], scope: &str, max: usize) -> SchemaDiag {
+    let [e, w, i] = n;
     let worst = if e > 0 {
         Severity::Error
     } else if w > 0 {
@@ -132,8 +191,7 @@ pub fn cap_per_file(diags: &mut Vec<SchemaDiag>) {
     } else {
         Severity::Info
     };
-    let first = &rest[0];
-    let mut suppressed = SchemaDiag::new(
+    let mut d = SchemaDiag::new(
         worst,
         "diagnostics-suppressed",
         &first.file,
@@ -141,13 +199,12 @@ pub fn cap_per_file(diags: &mut Vec<SchemaDiag>) {
         "",
         format!(
             "{} more diagnostics from here on not listed ({e} errors, {w} warnings, {i} infos); \
-             at most {MAX_DIAGNOSTICS_PER_SPEC_FILE} are listed per file",
-            rest.len()
+             at most {max} are listed {scope}",
+            e + w + i
         ),
     );
-    suppressed.not_listed = [e, w, i];
-    diags.push(suppressed);
-    diags.extend(ended);
+    d.not_listed = n;
+    d
 }
 
 #[cfg(test)]

@@ -337,3 +337,166 @@ fn diagnostics_past_the_listed_thousand_are_counted_in_the_summary() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kinspect-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Over a run, at most 10,000 diagnostics are listed; one more counts the rest, and the summary
+/// still counts them all.
+#[test]
+fn a_run_lists_at_most_ten_thousand_diagnostics_and_counts_the_rest() {
+    use kinspect::limits::{MAX_DIAGNOSTICS_PER_SPEC_FILE, MAX_DIAGNOSTICS_PER_SPEC_RUN};
+    let dir = scratch("run-cap");
+    // Twelve files of 1,500 misplaced numbers: each lists its first thousand and one
+    // `diagnostics-suppressed` for 500 more; the run lists the first 10,000 of those.
+    let files = 12;
+    for k in 0..files {
+        let text = format!(
+            "{{\"apiKey\": {k}, \"type\": \"request\", \"name\": \"M{k}Request\", \
+             \"validVersions\": \"0\", \"flexibleVersions\": \"none\",\n\"fields\": [\n{}]\n}}\n",
+            vec!["0"; 1500].join(",\n")
+        );
+        std::fs::write(dir.join(format!("M{k:02}Request.json")), text).unwrap();
+    }
+    // Each file's own diagnostics, counted one file at a time (under both caps by far).
+    let mut total = 0;
+    for k in 0..files {
+        let f = dir
+            .join(format!("M{k:02}Request.json"))
+            .display()
+            .to_string();
+        let o = common::kinspect(&["validate-schema", "--format", "json", &f]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["not_listed"], 1500 - MAX_DIAGNOSTICS_PER_SPEC_FILE, "{f}");
+        total += ["errors", "warnings", "infos"]
+            .map(|k| v[k].as_u64().unwrap())
+            .iter()
+            .sum::<u64>();
+    }
+    let o = common::kinspect(&[
+        "validate-schema",
+        "--format",
+        "json",
+        &dir.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let diags = v["diagnostics"].as_array().unwrap();
+    let run: Vec<_> = diags
+        .iter()
+        .filter(|d| {
+            d["message"]
+                .as_str()
+                .unwrap()
+                .ends_with("listed in one run")
+        })
+        .collect();
+    assert_eq!(
+        run.len(),
+        1,
+        "one diagnostic counts what the run does not list"
+    );
+    // What is listed: the first 10,000 in file order, then that one, and one finding across
+    // files for each (a request with no response), which each file alone has too.
+    let missing = diags
+        .iter()
+        .filter(|d| d["code"] == "missing-response")
+        .count();
+    assert_eq!(missing, files);
+    assert_eq!(diags.len(), MAX_DIAGNOSTICS_PER_SPEC_RUN + 1 + files);
+    let count = |v: &serde_json::Value| {
+        ["errors", "warnings", "infos"]
+            .map(|k| v[k].as_u64().unwrap())
+            .iter()
+            .sum::<u64>()
+    };
+    assert_eq!(count(&v), total, "the run counts what its files count");
+    let listed = diags
+        .iter()
+        .filter(|d| d["code"] != "diagnostics-suppressed")
+        .count() as u64;
+    assert_eq!(v["not_listed"].as_u64().unwrap(), total - listed);
+    // It stands at the first diagnostic not listed: nine files list 1,001 each (a thousand and
+    // the one counting their other 500), the tenth its first 991, so the 992nd number of the
+    // tenth file, on line 994 (the first is on line 3).
+    assert!(
+        run[0]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("M09Request.json"),
+        "{}",
+        run[0]
+    );
+    assert_eq!(run[0]["line"], 994, "{}", run[0]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Past 10,000 files, or 64 MiB of them, the rest are not read: one diagnostic says where the
+/// reading stopped and why, and the files before it are checked as usual.
+#[test]
+fn files_past_the_limits_on_count_and_bytes_are_not_read() {
+    use kinspect::limits::{MAX_SPEC_FILES, MAX_SPEC_FILE_BYTES, MAX_SPEC_INPUT_BYTES};
+    let dir = scratch("many-files");
+    for k in 0..=MAX_SPEC_FILES {
+        std::fs::write(dir.join(format!("f{k:05}.json")), "{}").unwrap();
+    }
+    let o = common::kinspect(&["validate-schema", &dir.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = common::stdout(&o);
+    let stop: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("[too-many-files]"))
+        .collect();
+    assert_eq!(stop.len(), 1, "{out}");
+    assert!(
+        stop[0].contains(&format!("more than {MAX_SPEC_FILES} spec files given")),
+        "{}",
+        stop[0]
+    );
+    assert!(
+        out.lines()
+            .last()
+            .unwrap()
+            .starts_with(&format!("{MAX_SPEC_FILES} files checked")),
+        "{}",
+        out.lines().last().unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // Files of 15 MiB (under the per-file limit): four fit in 64 MiB, the fifth does not.
+    let dir = scratch("many-bytes");
+    let size = 15 << 20;
+    assert!(size < MAX_SPEC_FILE_BYTES && 5 * size as u64 > MAX_SPEC_INPUT_BYTES);
+    let text = format!("{{}}{}", " ".repeat(size - 2));
+    for k in 0..6 {
+        std::fs::write(dir.join(format!("f{k}.json")), &text).unwrap();
+    }
+    let o = common::kinspect(&["validate-schema", &dir.display().to_string()]);
+    let out = common::stdout(&o);
+    let stop: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("[input-too-large]"))
+        .collect();
+    assert_eq!(stop.len(), 1, "{out}");
+    let f4 = dir.join("f4.json").display().to_string();
+    assert!(
+        stop[0].starts_with(&format!("{f4}:1:1: error[input-too-large]")),
+        "{}",
+        stop[0]
+    );
+    assert!(
+        stop[0].contains(&format!("hold {} bytes and this one {size}", 4 * size))
+            && stop[0].ends_with("this file and the 1 after it are not read"),
+        "{}",
+        stop[0]
+    );
+    assert!(
+        out.lines().last().unwrap().starts_with("4 files checked"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

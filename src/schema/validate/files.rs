@@ -1,8 +1,9 @@
 //! Gathering the spec files to validate: files as given, folders searched recursively for
 //! `*.json` in path order. What cannot be read at all is an I/O failure (the caller exits 2);
-//! a file that is read but is not a spec file's text (too large, not UTF-8) is a diagnostic.
+//! a file that is read but is not a spec file's text (too large, not UTF-8) is a diagnostic, as
+//! are files past the limits on how many files and bytes one run reads.
 
-use crate::limits::MAX_SPEC_FILE_BYTES;
+use crate::limits::{MAX_SPEC_FILES, MAX_SPEC_FILE_BYTES, MAX_SPEC_INPUT_BYTES};
 use crate::schema::diag::SchemaDiag;
 use crate::schema::model::Pos;
 use std::io::Read;
@@ -17,17 +18,24 @@ pub struct Inputs {
     /// (path as shown, text), in the order given, folders expanded in path order.
     pub files: Vec<(String, String)>,
     pub diags: Vec<SchemaDiag>,
+    /// Files looked at but refused (too large, not UTF-8), each with its diagnostic; files past
+    /// the limits on count and bytes are not counted.
+    pub refused: usize,
 }
 
 /// Reads every path: a file is taken whatever its extension, a folder yields its `*.json`
 /// files at any depth.
 pub fn read_inputs(paths: &[PathBuf]) -> Result<Inputs, String> {
+    // One more than the limit is looked for, to know that there are more.
     let mut found = Vec::new();
     for p in paths {
+        if found.len() > MAX_SPEC_FILES {
+            break;
+        }
         let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
         if meta.is_dir() {
             let mut v = Vec::new();
-            walk(p, 0, &mut v)?;
+            walk(p, 0, MAX_SPEC_FILES + 1 - found.len(), &mut v)?;
             v.sort();
             found.extend(v);
         } else {
@@ -37,8 +45,25 @@ pub fn read_inputs(paths: &[PathBuf]) -> Result<Inputs, String> {
     let mut inputs = Inputs {
         files: Vec::new(),
         diags: Vec::new(),
+        refused: 0,
     };
-    for p in found {
+    if found.len() > MAX_SPEC_FILES {
+        let first = found[MAX_SPEC_FILES].display().to_string();
+        inputs.diags.push(SchemaDiag::error(
+            "too-many-files",
+            &first.as_str().into(),
+            Pos { line: 1, col: 1 },
+            "",
+            format!(
+                "more than {MAX_SPEC_FILES} spec files given (Kafka's message folder holds 286); \
+                 {MAX_SPEC_FILES} are read, this one and the rest are not"
+            ),
+        ));
+        found.truncate(MAX_SPEC_FILES);
+    }
+    let mut total: u64 = 0;
+    let count = found.len();
+    for (n, p) in found.into_iter().enumerate() {
         let shown = p.display().to_string();
         let file: Arc<str> = shown.as_str().into();
         // Size first: a huge file (or a device) is refused before anything is read.
@@ -47,7 +72,23 @@ pub fn read_inputs(paths: &[PathBuf]) -> Result<Inputs, String> {
             .len();
         if len > MAX_SPEC_FILE_BYTES as u64 {
             inputs.diags.push(too_large(&file, len));
+            inputs.refused += 1;
             continue;
+        }
+        if total + len > MAX_SPEC_INPUT_BYTES {
+            inputs.diags.push(SchemaDiag::error(
+                "input-too-large",
+                &file,
+                Pos { line: 1, col: 1 },
+                "",
+                format!(
+                    "the files before this one hold {total} bytes and this one {len}: more than \
+                     the {MAX_SPEC_INPUT_BYTES} bytes of spec files read at once; this file and \
+                     the {} after it are not read",
+                    count - n - 1
+                ),
+            ));
+            break;
         }
         let mut bytes = Vec::new();
         std::fs::File::open(&p)
@@ -58,8 +99,10 @@ pub fn read_inputs(paths: &[PathBuf]) -> Result<Inputs, String> {
             .map_err(|e| format!("{shown}: {e}"))?;
         if bytes.len() > MAX_SPEC_FILE_BYTES {
             inputs.diags.push(too_large(&file, bytes.len() as u64));
+            inputs.refused += 1;
             continue;
         }
+        total += bytes.len() as u64;
         match String::from_utf8(bytes) {
             Ok(text) => inputs.files.push((shown, text)),
             Err(e) => {
@@ -67,6 +110,7 @@ pub fn read_inputs(paths: &[PathBuf]) -> Result<Inputs, String> {
                 let prefix = std::str::from_utf8(&e.as_bytes()[..good]).unwrap_or("");
                 let line = prefix.matches('\n').count() as u32 + 1;
                 let col = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
+                inputs.refused += 1;
                 inputs.diags.push(SchemaDiag::error(
                     "invalid-utf8",
                     &file,
@@ -92,7 +136,8 @@ fn too_large(file: &Arc<str>, len: u64) -> SchemaDiag {
     )
 }
 
-fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), String> {
+/// Adds the `*.json` files under `dir` to `out`, stopping once it holds `room`.
+fn walk(dir: &Path, depth: usize, room: usize, out: &mut Vec<PathBuf>) -> Result<(), String> {
     if depth > MAX_DIR_DEPTH {
         return Err(format!(
             "{}: folders nested deeper than {MAX_DIR_DEPTH} levels (a symlink loop?)",
@@ -101,11 +146,14 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), String> 
     }
     let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in rd {
+        if out.len() >= room {
+            break;
+        }
         let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
         let path = entry.path();
         let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         if meta.is_dir() {
-            walk(&path, depth + 1, out)?;
+            walk(&path, depth + 1, room, out)?;
         } else if path.extension().is_some_and(|x| x == "json") {
             out.push(path);
         }

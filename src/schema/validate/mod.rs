@@ -39,7 +39,9 @@
 //!   `coordinator-missing-value`, `coordinator-missing-key`, `duplicate-spec-name` (W);
 //! - JSON lints: `duplicate-key` (W), `reversed-range` (W); files: `file-too-large` (also past
 //!   `limits::MAX_SPEC_JSON_VALUES` values), `invalid-utf8`, `diagnostics-suppressed` (past
-//!   `limits::MAX_DIAGNOSTICS_PER_SPEC_FILE` for one file, as severe as the worst it counts);
+//!   `limits::MAX_DIAGNOSTICS_PER_SPEC_FILE` for one file or `MAX_DIAGNOSTICS_PER_SPEC_RUN` for a
+//!   run, as severe as the worst it counts), `too-many-files` (past `limits::MAX_SPEC_FILES`),
+//!   `input-too-large` (past `limits::MAX_SPEC_INPUT_BYTES` read in all);
 //! - compatibility (`schema::compat`): `compat-field-added`, `compat-field-removed`,
 //!   `compat-field-retyped`, `compat-nullability-changed`, `compat-tagging-changed`,
 //!   `compat-field-moved`, `compat-flexible-changed`, `compat-versions-removed` (W),
@@ -55,7 +57,7 @@ mod messages;
 mod structs;
 mod walk;
 
-use super::diag::{cap_per_file, SchemaDiag, Severity};
+use super::diag::{cap_per_file, tally, RunCap, SchemaDiag};
 use super::json;
 use super::load::load_spec_uncapped;
 use super::model::MessageSpec;
@@ -132,16 +134,17 @@ pub fn check_files(
     files: &[(String, String)],
     release: Release,
 ) -> (Vec<Checked>, Vec<SchemaDiag>) {
-    let mut diags = Vec::new();
+    let mut cap = RunCap::default();
     let mut checked = Vec::with_capacity(files.len());
     for (path, text) in files {
-        let (spec, mut d) = check_file(path, text, release);
-        diags.append(&mut d);
+        let (spec, d) = check_file(path, text, release);
+        cap.push(d);
         checked.push(Checked {
             file: path.as_str().into(),
             spec,
         });
     }
+    let mut diags = cap.finish();
     let loaded: Vec<(Arc<str>, &MessageSpec)> = checked
         .iter()
         .filter_map(|c| c.spec.as_ref().map(|s| (c.file.clone(), s)))
@@ -217,19 +220,8 @@ pub fn type_parses(f: &super::model::Field) -> bool {
 
 /// Counts of each severity, for summaries.
 pub fn count(diags: &[SchemaDiag]) -> (usize, usize, usize) {
-    let mut n = [0usize; 3];
-    for d in diags {
-        if d.code == "diagnostics-suppressed" {
-            n.iter_mut().zip(d.not_listed).for_each(|(n, k)| *n += k);
-        } else {
-            n[match d.severity {
-                Severity::Error => 0,
-                Severity::Warning => 1,
-                Severity::Info => 2,
-            }] += 1;
-        }
-    }
-    (n[0], n[1], n[2])
+    let [e, w, i] = tally(diags);
+    (e, w, i)
 }
 
 /// How many diagnostics `diagnostics-suppressed` diagnostics stand for.
