@@ -11,7 +11,7 @@ use crate::schema::validate::{check_files, Release};
 const FILE: &str = "specs/FuzzRequest.json";
 
 pub fn schema(data: &[u8]) {
-    // The loader takes text; invalid UTF-8 is the file reader's business (`read_spec_text`).
+    // The loader takes text; invalid UTF-8 is the file reader's business (`schema::files`).
     let text = String::from_utf8_lossy(data);
     let (_, diags) = load_spec(FILE, &text);
     positions(&text, &diags, "load_spec");

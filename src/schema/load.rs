@@ -7,12 +7,13 @@
 //! a boolean, `2` for a version string) are accepted as Kafka accepts them.
 
 use super::diag::{cap_per_file, SchemaDiag};
+use super::files::read_inputs;
 use super::jackson::{find, join, Ctx};
 use super::json::{self, JsonKind, JsonValue};
 use super::model::{java_trim, Field, FieldType, MessageSpec, Pos, SpecType, StructSpec};
 use super::suggest::suggest_type;
 use super::versions::Versions;
-use crate::limits::{MAX_DEPTH, MAX_SPEC_FILE_BYTES};
+use crate::limits::MAX_DEPTH;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -111,108 +112,45 @@ pub(crate) fn load_spec_uncapped(file: &str, text: &str) -> (Option<MessageSpec>
     (spec.filter(|_| parsed.complete), cx.diags)
 }
 
-/// Loads every `*.json` under `dir`, recursively, in path order. Each spec's `path` is relative
-/// to `dir` (with `/` separators); diagnostics name the file as `dir` joined with that path.
+/// Loads every `*.json` under `dir`, recursively, in path order, within the limits on files and
+/// bytes of [`super::files::read_inputs`]. Each spec's `path` is relative to `dir` (with `/`
+/// separators); diagnostics name the file as `dir` joined with that path. A folder that cannot be
+/// read is one `io-error`.
 pub fn load_dir(dir: &Path) -> (Vec<MessageSpec>, Vec<SchemaDiag>) {
-    let mut files = Vec::new();
-    let mut diags = Vec::new();
-    collect_json(dir, dir, 0, &mut files, &mut diags);
-    files.sort();
-    let mut specs = Vec::new();
-    for rel in files {
-        let full = dir.join(&rel);
-        let shown = full.display().to_string();
-        match read_spec_text(&full) {
-            Ok(text) => {
-                let (spec, mut d) = load_spec(&shown, &text);
-                if let Some(mut spec) = spec {
-                    spec.path = rel.as_str().into();
-                    specs.push(spec);
-                }
-                diags.append(&mut d);
-            }
-            Err((pos, msg)) => diags.push(SchemaDiag::error(
-                "io-error",
-                &Arc::from(shown.as_str()),
-                pos,
-                "",
-                msg,
-            )),
-        }
-    }
-    (specs, diags)
-}
-
-/// Reads a spec file, refusing oversized and non-UTF-8 files with a position.
-pub fn read_spec_text(path: &Path) -> Result<String, (Pos, String)> {
-    let start = Pos { line: 1, col: 1 };
-    let len = std::fs::metadata(path)
-        .map_err(|e| (start, format!("cannot read: {e}")))?
-        .len();
-    if len > MAX_SPEC_FILE_BYTES as u64 {
-        return Err((
-            start,
-            format!("file is {len} bytes; spec files are limited to {MAX_SPEC_FILE_BYTES} bytes"),
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| (start, format!("cannot read: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let good = e.utf8_error().valid_up_to();
-        let prefix = std::str::from_utf8(&e.as_bytes()[..good]).unwrap_or("");
-        let line = prefix.matches('\n').count() as u32 + 1;
-        let col = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
-        (
-            Pos { line, col },
-            format!("invalid UTF-8 at byte offset {good}: spec files must be UTF-8"),
-        )
-    })
-}
-
-fn collect_json(
-    root: &Path,
-    dir: &Path,
-    depth: usize,
-    out: &mut Vec<String>,
-    diags: &mut Vec<SchemaDiag>,
-) {
-    let shown: Arc<str> = dir.display().to_string().into();
-    if depth > MAX_DEPTH {
-        diags.push(SchemaDiag::error(
-            "io-error",
-            &shown,
-            Pos::default(),
-            "",
-            "directories nested too deep (symlink loop?)",
-        ));
-        return;
-    }
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) => {
-            diags.push(SchemaDiag::error(
-                "io-error",
-                &shown,
-                Pos::default(),
-                "",
-                format!("cannot read directory: {e}"),
-            ));
-            return;
+    let inputs = match read_inputs(&[dir.to_path_buf()]) {
+        Ok(i) => i,
+        Err(msg) => {
+            let shown: Arc<str> = dir.display().to_string().into();
+            return (
+                Vec::new(),
+                vec![SchemaDiag::error(
+                    "io-error",
+                    &shown,
+                    Pos::default(),
+                    "",
+                    msg,
+                )],
+            );
         }
     };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            collect_json(root, &path, depth + 1, out, diags);
-        } else if path.extension().is_some_and(|x| x == "json") {
-            if let Ok(rel) = path.strip_prefix(root) {
-                let parts: Vec<String> = rel
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect();
-                out.push(parts.join("/"));
-            }
+    let mut specs = Vec::new();
+    let mut diags = inputs.diags;
+    for (shown, text) in &inputs.files {
+        let (spec, mut d) = load_spec(shown, text);
+        if let Some(mut spec) = spec {
+            let rel = Path::new(shown)
+                .strip_prefix(dir)
+                .unwrap_or(Path::new(shown));
+            let parts: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            spec.path = parts.join("/").into();
+            specs.push(spec);
         }
+        diags.append(&mut d);
     }
+    (specs, diags)
 }
 
 impl Ctx {

@@ -5,6 +5,7 @@
 pub mod bundle;
 pub mod compat;
 pub mod diag;
+pub mod files;
 mod jackson;
 pub mod json;
 pub mod load;

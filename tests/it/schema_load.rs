@@ -327,11 +327,42 @@ fn load_dir_walks_folders_and_names_unreadable_files() {
     assert_eq!(specs.len(), 1);
     assert_eq!(&*specs[0].path, "a/b/T.json");
     assert_eq!(diags.len(), 1, "{diags:?}");
-    assert_eq!(diags[0].code, "io-error");
+    assert_eq!(diags[0].code, "invalid-utf8");
     assert!(diags[0].file.ends_with("bad.json"));
     assert_eq!((diags[0].pos.line, diags[0].pos.col), (2, 4));
     let (specs, diags) = load_dir(&dir.join("missing"));
     assert!(specs.is_empty() && diags.len() == 1 && diags[0].code == "io-error");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Links back to a folder are followed once: three links to `.` were 3^32 folders for the
+/// validator and 3^64 for `--schemas`, whose walk never ended.
+#[cfg(unix)]
+#[test]
+fn folders_linked_to_themselves_are_read_once() {
+    let dir = std::env::temp_dir().join(format!("kinspect-load-loop-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let ok = r#"{"type": "data", "name": "T", "validVersions": "0", "fields": []}"#;
+    std::fs::write(dir.join("sub/T.json"), ok).unwrap();
+    for l in ["a", "b", "c"] {
+        std::os::unix::fs::symlink(".", dir.join(l)).unwrap();
+        std::os::unix::fs::symlink("..", dir.join("sub").join(l)).unwrap();
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let d = dir.clone();
+    std::thread::spawn(move || {
+        let loaded = load_dir(&d);
+        let inputs = kinspect::schema::files::read_inputs(&[d]).map(|i| i.files.len());
+        let _ = tx.send((loaded, inputs));
+    });
+    let ((specs, diags), inputs) = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the walk ends within a minute");
+    assert!(diags.is_empty(), "{diags:?}");
+    assert_eq!(specs.len(), 1, "one spec, read once");
+    assert_eq!(&*specs[0].path, "sub/T.json");
+    assert_eq!(inputs, Ok(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -51,7 +51,8 @@
 mod cross;
 mod defaults;
 mod fields;
-pub mod files;
+/// The files and folders a run reads; here too, where the validator's callers first found it.
+pub use super::files;
 mod lints;
 mod messages;
 mod structs;

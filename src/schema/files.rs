@@ -1,16 +1,17 @@
-//! Gathering the spec files to validate: files as given, folders searched recursively for
-//! `*.json` in path order. What cannot be read at all is an I/O failure (the caller exits 2);
+//! Gathering spec files, for the validator and the loader (`--schemas`, bundles) alike: files as
+//! given, folders searched recursively for `*.json` in path order, each folder once. What cannot be read at all is an I/O failure (the caller exits 2);
 //! a file that is read but is not a spec file's text (too large, not UTF-8) is a diagnostic, as
 //! are files past the limits on how many files and bytes one run reads.
 
 use crate::limits::{MAX_SPEC_FILES, MAX_SPEC_FILE_BYTES, MAX_SPEC_INPUT_BYTES};
 use crate::schema::diag::SchemaDiag;
 use crate::schema::model::Pos;
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Deepest folder nesting followed (a symlink loop ends here instead of running forever).
+/// Deepest folder nesting followed.
 const MAX_DIR_DEPTH: usize = 32;
 
 /// The files read, diagnostics about unreadable contents, or the I/O failure that stopped it.
@@ -28,6 +29,7 @@ pub struct Inputs {
 pub fn read_inputs(paths: &[PathBuf]) -> Result<Inputs, String> {
     // One more than the limit is looked for, to know that there are more.
     let mut found = Vec::new();
+    let mut seen = HashSet::new();
     for p in paths {
         if found.len() > MAX_SPEC_FILES {
             break;
@@ -35,7 +37,7 @@ pub fn read_inputs(paths: &[PathBuf]) -> Result<Inputs, String> {
         let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
         if meta.is_dir() {
             let mut v = Vec::new();
-            walk(p, 0, MAX_SPEC_FILES + 1 - found.len(), &mut v)?;
+            walk(p, 0, MAX_SPEC_FILES + 1 - found.len(), &mut seen, &mut v)?;
             v.sort();
             found.extend(v);
         } else {
@@ -136,13 +138,25 @@ fn too_large(file: &Arc<str>, len: u64) -> SchemaDiag {
     )
 }
 
-/// Adds the `*.json` files under `dir` to `out`, stopping once it holds `room`.
-fn walk(dir: &Path, depth: usize, room: usize, out: &mut Vec<PathBuf>) -> Result<(), String> {
+/// Adds the `*.json` files under `dir` to `out`, stopping once it holds `room`. A folder reached
+/// a second time (by a symbolic link to it or to a folder above it) is not read again: three
+/// links to `.` in one folder were 3^32 folders to read before the depth limit ended it.
+fn walk(
+    dir: &Path,
+    depth: usize,
+    room: usize,
+    seen: &mut HashSet<PathBuf>,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), String> {
     if depth > MAX_DIR_DEPTH {
         return Err(format!(
-            "{}: folders nested deeper than {MAX_DIR_DEPTH} levels (a symlink loop?)",
+            "{}: folders nested deeper than {MAX_DIR_DEPTH} levels",
             dir.display()
         ));
+    }
+    let real = std::fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !seen.insert(real) {
+        return Ok(());
     }
     let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in rd {
@@ -153,7 +167,7 @@ fn walk(dir: &Path, depth: usize, room: usize, out: &mut Vec<PathBuf>) -> Result
         let path = entry.path();
         let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         if meta.is_dir() {
-            walk(&path, depth + 1, room, out)?;
+            walk(&path, depth + 1, room, seen, out)?;
         } else if path.extension().is_some_and(|x| x == "json") {
             out.push(path);
         }
