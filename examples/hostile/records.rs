@@ -125,9 +125,18 @@ pub fn legacy(
 /// Compresses `total` bytes produced by repeating `unit` with codec `codec`, streaming.
 pub fn compress(codec: u8, unit: &[u8], total: usize, xerial: bool) -> Vec<u8> {
     let feed = |w: &mut dyn Write| {
-        let mut chunk = Vec::with_capacity(1 << 16);
-        while chunk.len() + unit.len() <= 1 << 16 {
-            chunk.extend_from_slice(unit);
+        // At least one unit (a unit over 64 KiB left the chunk empty and this loop writing
+        // nothing forever); an empty unit is zeros.
+        let mut chunk = Vec::with_capacity((1 << 16) + unit.len());
+        if unit.is_empty() {
+            chunk.resize(1 << 16, 0);
+        } else {
+            loop {
+                chunk.extend_from_slice(unit);
+                if chunk.len() + unit.len() > 1 << 16 {
+                    break;
+                }
+            }
         }
         let mut left = total;
         while left > 0 {
