@@ -294,7 +294,7 @@ fn to_text(v: &J, rng: &mut Rng) -> Vec<u8> {
     t
 }
 
-pub fn specs_case(_i: u64, rng: &mut Rng, ctx: &Ctx) -> Case {
+pub fn specs_case(i: u64, rng: &mut Rng, ctx: &Ctx) -> Case {
     let n = *pick(rng, &[1usize, 1, 2, 2, 3, 8, 40]);
     let mut c = Case::new(String::new());
     let mut what = Vec::new();
@@ -324,6 +324,16 @@ pub fn specs_case(_i: u64, rng: &mut Rng, ctx: &Ctx) -> Case {
         };
         c.file(&format!("specs/{fname}"), text);
         originals.push((name.clone(), serde_json::to_vec(orig).expect("json")));
+    }
+    // One case in 16 links its spec folder back to itself and to the case folder above it,
+    // which holds it: a walk that follows links without remembering where it has been never
+    // ends. Chosen by index, drawing nothing from `rng`, so every other case stays as it was.
+    if i % 16 == 5 {
+        c.links.extend(
+            [("specs/a", "."), ("specs/b", "."), ("specs/up", "..")]
+                .map(|(n, t)| (n.to_string(), t.to_string())),
+        );
+        what.push("links back to . and ..".into());
     }
     let mut args: Vec<String> = Vec::new();
     match rng.below(9) {

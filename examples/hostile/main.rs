@@ -226,6 +226,9 @@ fn write_case(dir: &Path, case: &Case) {
         }
         std::fs::write(p, data).expect("case file");
     }
+    for (name, target) in &case.links {
+        std::os::unix::fs::symlink(target, dir.join(name)).expect("case link");
+    }
 }
 
 fn keep(o: &Opts, cat: &str, i: u64, case: &Case, out: Option<&Outcome>) -> Option<PathBuf> {

@@ -36,6 +36,8 @@ pub struct Case {
     /// Which sub-generator made it (shown with a failure).
     pub what: String,
     pub files: Vec<(String, Vec<u8>)>,
+    /// Symbolic links made in the case folder: (name, target).
+    pub links: Vec<(String, String)>,
     pub args: Vec<String>,
     pub env: Vec<(&'static str, String)>,
     /// A file of the case folder given as stdin (else /dev/null).
@@ -50,6 +52,7 @@ impl Case {
         Case {
             what: what.into(),
             files: Vec::new(),
+            links: Vec::new(),
             args: Vec::new(),
             env: Vec::new(),
             stdin: None,
