@@ -10,7 +10,7 @@ use super::io::{self, errln};
 use super::{ColorChoice, Global, EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_OK};
 use kinspect::protocol::registry::builtin;
 use kinspect::schema::compat::{self, BaselineSpec};
-use kinspect::schema::diag::{SchemaDiag, Severity};
+use kinspect::schema::diag::{RunCap, SchemaDiag, Severity};
 use kinspect::schema::model::MessageSpec;
 use kinspect::schema::validate::files::read_inputs;
 use kinspect::schema::validate::{check_files, count, not_listed, validate_specs, Release};
@@ -143,9 +143,15 @@ pub fn execute(args: &Args) -> Result<Report, String> {
             .collect();
         report.diags.extend(compat::check(&changed, &baseline));
     }
-    report
-        .diags
-        .sort_by(|a, b| (&*a.file, a.pos, a.code).cmp(&(&*b.file, b.pos, b.code)));
+    let by_place =
+        |a: &SchemaDiag, b: &SchemaDiag| (&*a.file, a.pos, a.code).cmp(&(&*b.file, b.pos, b.code));
+    report.diags.sort_by(by_place);
+    // The comparison with a baseline adds its findings to those the run already capped: the
+    // report as a whole lists at most as many, and counts the rest.
+    let mut cap = RunCap::default();
+    cap.push(std::mem::take(&mut report.diags));
+    report.diags = cap.finish();
+    report.diags.sort_by(by_place);
     Ok(report)
 }
 

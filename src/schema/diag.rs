@@ -153,7 +153,7 @@ pub struct RunCap {
 }
 
 impl RunCap {
-    /// Takes one file's diagnostics, already capped by [`cap_per_file`].
+    /// Takes one file's diagnostics, already capped by [`cap_per_file`] (or a whole report's).
     pub fn push(&mut self, mut diags: Vec<SchemaDiag>) {
         let room = MAX_DIAGNOSTICS_PER_SPEC_RUN.saturating_sub(self.listed.len());
         if diags.len() > room {

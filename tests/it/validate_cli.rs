@@ -500,3 +500,67 @@ fn files_past_the_limits_on_count_and_bytes_are_not_read() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A comparison with a baseline adds its findings after the run's own cap: the report as a whole
+/// still lists at most 10,000 and counts the rest.
+#[test]
+fn baseline_findings_are_listed_within_the_run_cap_and_counted() {
+    use kinspect::limits::MAX_DIAGNOSTICS_PER_SPEC_RUN;
+    let dir = scratch("compat-cap");
+    // 12,000 fields, each renamed in the baseline: 12,000 `compat-field-renamed` findings.
+    let spec = |prefix: &str| {
+        let fields: Vec<String> = (0..12_000)
+            .map(|i| {
+                format!("{{\"name\": \"{prefix}{i}\", \"type\": \"int32\", \"versions\": \"0+\"}}")
+            })
+            .collect();
+        format!(
+            "{{\"apiKey\": 40, \"type\": \"request\", \"name\": \"ExpireDelegationTokenRequest\", \
+             \"validVersions\": \"0-2\", \"flexibleVersions\": \"2+\", \"fields\": [\n{}\n]}}\n",
+            fields.join(",\n")
+        )
+    };
+    for (sub, prefix) in [("new", "F"), ("base", "G")] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+        std::fs::write(
+            dir.join(sub).join("ExpireDelegationTokenRequest.json"),
+            spec(prefix),
+        )
+        .unwrap();
+    }
+    let (new, base) = (
+        dir.join("new").display().to_string(),
+        dir.join("base").display().to_string(),
+    );
+    let o = common::kinspect(&[
+        "validate-schema",
+        "--format",
+        "json",
+        "--baseline",
+        &base,
+        &new,
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let diags = v["diagnostics"].as_array().unwrap();
+    assert_eq!(diags.len(), MAX_DIAGNOSTICS_PER_SPEC_RUN + 1);
+    let renamed = diags
+        .iter()
+        .filter(|d| d["code"] == "compat-field-renamed")
+        .count() as u64;
+    let others = diags
+        .iter()
+        .filter(|d| d["code"] != "compat-field-renamed" && d["code"] != "diagnostics-suppressed")
+        .count() as u64;
+    assert_eq!(
+        v["not_listed"].as_u64().unwrap(),
+        12_000 - renamed,
+        "every rename is listed or counted"
+    );
+    assert_eq!(
+        v["infos"].as_u64().unwrap()
+            + v["errors"].as_u64().unwrap()
+            + v["warnings"].as_u64().unwrap(),
+        12_000 + others
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
