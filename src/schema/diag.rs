@@ -144,10 +144,13 @@ pub fn cap_per_file(diags: &mut Vec<SchemaDiag>) {
 }
 
 /// Keeps the first [`MAX_DIAGNOSTICS_PER_SPEC_RUN`] diagnostics of a run, taken file by file,
-/// and counts the rest in one `diagnostics-suppressed` diagnostic at the first of them.
+/// and counts the rest in one `diagnostics-suppressed` diagnostic at the first of them. What
+/// stopped the reading of the files (`too-many-files`, `input-too-large`: two at most) is always
+/// listed, since it says why files were not checked.
 #[derive(Default)]
 pub struct RunCap {
     listed: Vec<SchemaDiag>,
+    stops: Vec<SchemaDiag>,
     first_not_listed: Option<SchemaDiag>,
     not_listed: [usize; 3],
 }
@@ -155,6 +158,13 @@ pub struct RunCap {
 impl RunCap {
     /// Takes one file's diagnostics, already capped by [`cap_per_file`] (or a whole report's).
     pub fn push(&mut self, mut diags: Vec<SchemaDiag>) {
+        if diags.len() > MAX_DIAGNOSTICS_PER_SPEC_RUN.saturating_sub(self.listed.len()) {
+            let (stops, rest) = diags
+                .into_iter()
+                .partition(|d| matches!(d.code, "too-many-files" | "input-too-large"));
+            self.stops.extend::<Vec<SchemaDiag>>(stops);
+            diags = rest;
+        }
         let room = MAX_DIAGNOSTICS_PER_SPEC_RUN.saturating_sub(self.listed.len());
         if diags.len() > room {
             let over = diags.split_off(room);
@@ -177,6 +187,7 @@ impl RunCap {
             );
             self.listed.push(d);
         }
+        self.listed.append(&mut self.stops);
         self.listed
     }
 }
