@@ -41,7 +41,7 @@
 //! |---|---|---|
 //! | 0 | `limits`, `choice`, `diag` | every cap on hostile input; named option values; diagnostics |
 //! | 1 | `schema` | spec loader, model, validator, compatibility, bundles |
-//! | 2 | `protocol` | the built-in bundle, API registry, header rules, error names, [`protocol::Direction`] |
+//! | 2 | `protocol` | the built-in bundle, API registry, header rules, error names, [`protocol::Direction`], a whole `validate-schema` run ([`protocol::validation`]) |
 //! | 3 | `wire`, `pdu` | plans, the message decoder and encoder, the decoded tree; a PDU and its origin |
 //! | 4 | `records` | record batches, codecs, internal-topic records, log files (a hook of the wire decoder) |
 //! | 5 | `input`, `capture` | input detection, hex and raw readers; pcap, TCP, framing, sessions |

@@ -1,9 +1,11 @@
 //! The built-in Kafka protocol: the embedded schema bundle, the API registry, header rules and
-//! error-code names.
+//! error-code names; and `validate-schema` as one call ([`validation::run`]), built-in releases
+//! and baselines included.
 
 pub mod errors;
 pub mod headers;
 pub mod registry;
+pub mod validation;
 
 /// Which way a frame travels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

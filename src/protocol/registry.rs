@@ -9,7 +9,8 @@
 
 use super::Direction;
 use crate::schema::bundle::{self, SpecHead};
-use crate::schema::{load_dir, MessageSpec, SchemaDiag, SpecType, Versions};
+use crate::schema::load::{folder_refused, load_folder};
+use crate::schema::{MessageSpec, SchemaDiag, SpecType, Versions};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -524,22 +525,8 @@ pub fn with_overlay(dir: &Path) -> Result<&'static Protocol, Vec<SchemaDiag>> {
             return Ok(p);
         }
     }
-    let (specs, diags) = load_dir(dir);
-    let errors: Vec<SchemaDiag> = diags.into_iter().filter(|d| d.is_error()).collect();
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    if specs.is_empty() {
-        let file = dir.display().to_string().into();
-        return Err(vec![SchemaDiag::error(
-            "no-specs",
-            &file,
-            Default::default(),
-            "",
-            "no *.json spec files in this folder",
-        )]);
-    }
-    let entries: Vec<Entry> = specs.into_iter().map(Entry::parsed).collect();
+    let specs = load_folder(dir)?;
+    let entries: Vec<Entry> = specs.into_iter().map(|(_, s)| Entry::parsed(s)).collect();
     let entries: &'static [Entry] = Box::leak(entries.into_boxed_slice());
     let mut sets = vec![Set::new(OVERLAY, true, entries.iter().collect())];
     for set in &builtin().sets {
@@ -558,14 +545,5 @@ pub fn load(overlay: Option<&Path>) -> Result<&'static Protocol, String> {
     let Some(dir) = overlay else {
         return Ok(builtin());
     };
-    with_overlay(dir).map_err(|diags| {
-        let mut msg = format!("--schemas {}: the folder has errors:", dir.display());
-        for d in diags.iter().take(20) {
-            msg.push_str(&format!("\n  {d}"));
-        }
-        if diags.len() > 20 {
-            msg.push_str(&format!("\n  … and {} more", diags.len() - 20));
-        }
-        msg
-    })
+    with_overlay(dir).map_err(|errors| folder_refused("--schemas", dir, &errors))
 }

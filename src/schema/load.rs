@@ -117,6 +117,12 @@ pub(crate) fn load_spec_uncapped(file: &str, text: &str) -> (Option<MessageSpec>
 /// separators); diagnostics name the file as `dir` joined with that path. A folder that cannot be
 /// read is one `io-error`.
 pub fn load_dir(dir: &Path) -> (Vec<MessageSpec>, Vec<SchemaDiag>) {
+    let (named, diags) = load_dir_named(dir);
+    (named.into_iter().map(|(_, spec)| spec).collect(), diags)
+}
+
+/// [`load_dir`], each spec with the name its file's diagnostics use.
+pub fn load_dir_named(dir: &Path) -> (Vec<(Arc<str>, MessageSpec)>, Vec<SchemaDiag>) {
     let inputs = match read_inputs(&[dir.to_path_buf()]) {
         Ok(i) => i,
         Err(msg) => {
@@ -146,11 +152,55 @@ pub fn load_dir(dir: &Path) -> (Vec<MessageSpec>, Vec<SchemaDiag>) {
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())
                 .collect();
             spec.path = parts.join("/").into();
-            specs.push(spec);
+            specs.push((Arc::from(shown.as_str()), spec));
         }
         diags.append(&mut d);
     }
     (specs, diags)
+}
+
+/// A folder of specs to be used as a whole (an overlay, a baseline): its specs, each with the
+/// name its diagnostics use, or `Err` with every error in it (warnings dropped), one `no-specs`
+/// error when it holds no spec at all.
+pub fn load_folder(dir: &Path) -> Result<Vec<(Arc<str>, MessageSpec)>, Vec<SchemaDiag>> {
+    let (specs, diags) = load_dir_named(dir);
+    let errors: Vec<SchemaDiag> = diags.into_iter().filter(|d| d.is_error()).collect();
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    if specs.is_empty() {
+        let file: Arc<str> = dir.display().to_string().into();
+        return Err(vec![SchemaDiag::error(
+            "no-specs",
+            &file,
+            Pos::default(),
+            "",
+            "no *.json spec files in this folder",
+        )]);
+    }
+    Ok(specs)
+}
+
+/// How many of a refused folder's errors [`folder_refused`] lists.
+const REFUSED_LISTED: usize = 20;
+
+/// One message for a folder [`load_folder`] refused, as the option that named it says it:
+/// `OPTION DIR: the folder has errors:` and the first errors, one per line (`OPTION DIR: no
+/// *.json spec files in this folder` when that is all).
+pub fn folder_refused(option: &str, dir: &Path, errors: &[SchemaDiag]) -> String {
+    if let [only] = errors {
+        if only.code == "no-specs" {
+            return format!("{option} {}: {}", dir.display(), only.message);
+        }
+    }
+    let mut msg = format!("{option} {}: the folder has errors:", dir.display());
+    for d in errors.iter().take(REFUSED_LISTED) {
+        msg.push_str(&format!("\n  {d}"));
+    }
+    if errors.len() > REFUSED_LISTED {
+        msg.push_str(&format!("\n  … and {} more", errors.len() - REFUSED_LISTED));
+    }
+    msg
 }
 
 impl Ctx {

@@ -199,6 +199,92 @@ fn baseline_folder_tells_renames_from_breaking_changes() {
     assert!(out.contains("version(s) 1-2"), "{out}");
 }
 
+/// `--baseline DIR` and `--schemas DIR` take a folder as a whole and refuse it the same way: every
+/// error of every file listed at its place, not only the first; a folder without specs in one
+/// line.
+#[test]
+fn a_baseline_folder_with_errors_is_refused_as_the_schemas_option_refuses_it() {
+    let dir = scratch("refused-folder");
+    // Two files, one mistake each, at places computed from the text written.
+    let typo = "{\"apiKey\": 0, \"type\": \"request\", \"name\": \"ARequest\",\n\
+                \"validVersions\": \"0\", \"flexibleVersions\": \"none\",\n\
+                \"fields\": [\n  {\"name\": \"Flag\", \"type\": \"booleanbool\", \"versions\": \"0+\"}\n]}\n";
+    let unknown = "{\"apiKey\": 1, \"type\": \"request\", \"name\": \"BRequest\",\n\
+                   \"validVersions\": \"0\", \"flexibleVersions\": \"none\", \"fieldz\": [],\n\
+                   \"fields\": []}\n";
+    std::fs::write(dir.join("A.json"), typo).unwrap();
+    std::fs::write(dir.join("B.json"), unknown).unwrap();
+    let place = |text: &str, needle: &str| {
+        let (n, line) = text
+            .lines()
+            .enumerate()
+            .find(|(_, l)| l.contains(needle))
+            .unwrap();
+        (n + 1, line.find(needle).unwrap() + 1)
+    };
+    let shown = dir.display().to_string();
+    let (al, ac) = place(typo, "\"booleanbool\"");
+    let (bl, bc) = place(unknown, "\"fieldz\"");
+    let expected_a = format!("  {shown}/A.json:{al}:{ac}: error[invalid-type] Flag: ");
+    let expected_b = format!("  {shown}/B.json:{bl}:{bc}: error[unknown-property]");
+
+    let valid = fixture("schemas/valid");
+    let capture = common::repo().join("captures/mock-kafkajs.pcap");
+    let baseline = common::kinspect(&["validate-schema", "--baseline", &shown, &valid]);
+    let schemas = common::kinspect(&[
+        "--schemas",
+        &shown,
+        "decode",
+        "-f",
+        "summary",
+        capture.to_str().unwrap(),
+    ]);
+    let mut listed = Vec::new();
+    for (o, option, command) in [
+        (&baseline, "--baseline", "validate-schema"),
+        (&schemas, "--schemas", "decode"),
+    ] {
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "{option}: {err}");
+        assert!(o.stdout.is_empty(), "{option}: nothing decoded or checked");
+        let mut lines = err.lines();
+        assert_eq!(
+            lines.next(),
+            Some(format!("kinspect {command}: {option} {shown}: the folder has errors:").as_str()),
+            "{err}"
+        );
+        let rest: Vec<&str> = lines.collect();
+        assert!(
+            rest.iter().any(|l| l.starts_with(&expected_a)),
+            "{option}: {expected_a}\n{err}"
+        );
+        assert!(
+            rest.iter().any(|l| l.starts_with(&expected_b)),
+            "{option}: {expected_b}\n{err}"
+        );
+        listed.push(rest.join("\n"));
+    }
+    assert_eq!(listed[0], listed[1], "both options list the same errors");
+
+    // No spec at all: one line, for both.
+    let empty = scratch("refused-empty");
+    let e = empty.display().to_string();
+    let o = common::kinspect(&["validate-schema", "--baseline", &e, &valid]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!("kinspect validate-schema: --baseline {e}: no *.json spec files in this folder\n")
+    );
+    let o = common::kinspect(&["--schemas", &e, "decode", capture.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!("kinspect decode: --schemas {e}: no *.json spec files in this folder\n")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&empty);
+}
+
 #[test]
 fn baseline_builtin_flags_the_vote_draft() {
     let o = common::kinspect(&[
