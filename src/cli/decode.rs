@@ -86,8 +86,7 @@ pub struct Args {
     #[command(flatten)]
     pub print: PrintArgs,
     /// Write to this file instead of standard output (any format; `-`: standard output); for
-    /// `-f parquet`, the folder (or `.parquet` file) of the tables: see
-    /// `kinspect::output::parquet`.
+    /// `-f parquet`, the folder of the two tables: see `kinspect::output::parquet`.
     #[arg(long, short = 'o', value_name = "PATH")]
     pub output: Option<PathBuf>,
     /// For a frame on its own: the API (name or key); for a response, its request's API.
@@ -234,19 +233,20 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     // On a terminal: stdout as Rust sets it up, on one thread.
     let mut pairs_errors = None;
     // `-o PATH`: that file instead (any format); `-f parquet`: the tables there.
+    // `-o -` is a path for Parquet (which refuses it: two tables), standard output otherwise.
+    if let Some(p) = args.output.as_deref().filter(|_| format == Format::Parquet) {
+        let sink = match super::records::parquet_sink(p, inputs.len(), true) {
+            Ok(s) => s,
+            Err(e) => {
+                errln!("kinspect decode: {e}");
+                return EXIT_FAILURE;
+            }
+        };
+        opts.threads = super::threads();
+        let outcome = run_with(inputs, &opts, &compiled, sink, &mut pairs_errors);
+        return finish(bar, outcome, pairs_errors);
+    }
     let out = match super::io::output_path(args.output.as_ref()) {
-        Some(p) if format == Format::Parquet => {
-            let sink = match super::records::parquet_sink(p, inputs.len(), true) {
-                Ok(s) => s,
-                Err(e) => {
-                    errln!("kinspect decode: {e}");
-                    return EXIT_FAILURE;
-                }
-            };
-            opts.threads = super::threads();
-            let outcome = run_with(inputs, &opts, &compiled, sink, &mut pairs_errors);
-            return finish(bar, outcome, pairs_errors);
-        }
         Some(p) => match super::io::create(p) {
             Ok(f) => Some(f),
             Err(e) => {
@@ -255,7 +255,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             }
         },
         None if format == Format::Parquet => {
-            errln!("kinspect decode: -f parquet writes tables: give the folder (or .parquet file) with -o PATH");
+            errln!("kinspect decode: -f parquet writes two tables (pdus, records): give their folder with -o DIR");
             return EXIT_FAILURE;
         }
         None => super::stdout_file().filter(|_| !tty),

@@ -53,8 +53,8 @@ pub struct Args {
     /// `%f %d %t/%p@%o %T key=%k value=%s` and ` headers=%h` when there are headers.
     #[arg(long, value_name = "FORMAT", value_parser = |s: &str| Template::parse(s))]
     pub template: Option<Template>,
-    /// Write to this file (line, jsonl; `-`: standard output) or folder / `.parquet` file
-    /// (parquet).
+    /// Write to this file (`-`: standard output); for parquet, the table's file (`-` too), or a
+    /// folder (one file per input when there are several).
     #[arg(long, short = 'o', value_name = "PATH")]
     pub output: Option<PathBuf>,
     /// Force the kind of input instead of detecting it.
@@ -133,9 +133,11 @@ fn run_with(
 ) -> Result<Outcome, String> {
     let format = match args.format {
         Out::Parquet => {
-            let Some(path) = super::io::output_path(args.output.as_ref()) else {
+            // `-o -` (standard output) is a path here: Parquet goes there only when asked.
+            let Some(path) = args.output.as_deref() else {
                 return Err(
-                    "-f parquet writes a table: give the folder (or .parquet file) with -o PATH"
+                    "-f parquet writes a table: give the folder (or .parquet file, or - for \
+                     standard output) with -o PATH"
                         .into(),
                 );
             };

@@ -294,11 +294,139 @@ fn several_captures_make_one_dataset_of_a_file_each() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `-o PATH` that exists and is not a folder (`/dev/null`, a file without the `.parquet`
+/// ending, a named pipe) takes the one table `records` writes; `decode`'s two tables refuse it
+/// with a message that names the path, and a folder that cannot be made is named too (it was
+/// `writing the output: File exists (os error 17)`).
+#[test]
+fn a_path_that_is_not_a_folder_takes_one_table_and_names_itself_when_refused() {
+    let cap = "captures/mock-kafkajs.pcap";
+    let o = kinspect(&["records", "-f", "parquet", "-o", "/dev/null", cap]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+
+    let o = kinspect(&["decode", "-f", "parquet", "-o", "/dev/null", cap]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("kinspect decode: /dev/null: two tables (pdus, records) need a folder"),
+        "{err}"
+    );
+
+    let dir = tmp("not-a-folder");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"not a folder").unwrap();
+    let under = file.join("tables");
+    let o = kinspect(&[
+        "decode",
+        "-f",
+        "parquet",
+        "-o",
+        under.to_str().unwrap(),
+        cap,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "{}: cannot make this folder for the tables: ",
+            under.display()
+        )),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The table written into a named pipe (no seeking, no cutting to length), to standard output
+/// (`-o -`, as for every format) and into an existing file without the `.parquet` ending reads in
+/// DuckDB as the table written to `FILE.parquet`.
+#[test]
+#[cfg_attr(
+    not(kinspect_duckdb),
+    ignore = "needs python3 with duckdb (pip install duckdb)"
+)]
+fn a_table_written_into_a_pipe_to_stdout_or_a_plain_file_reads_back_whole() {
+    let cap = "captures/mock-kcat-zstd.pcap";
+    let dir = tmp("pipe");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (fifo, from_fifo) = (dir.join("fifo"), dir.join("from-fifo.parquet"));
+    let (plain, reference) = (dir.join("table.out"), dir.join("reference.parquet"));
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", fifo.display());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).expect("read the pipe"))
+    };
+    records_parquet(&fifo, cap);
+    let bytes = reader.join().unwrap();
+    std::fs::write(&from_fifo, &bytes).unwrap();
+    std::fs::write(&plain, b"the last run's text output").unwrap();
+    records_parquet(&plain, cap);
+    records_parquet(&reference, cap);
+    let to_stdout = dir.join("stdout.parquet");
+    let o = kinspect(&["records", "-f", "parquet", "-o", "-", cap]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::write(&to_stdout, &o.stdout).unwrap();
+    // `read_parquet`: DuckDB picks a reader by the ending otherwise.
+    let count = |p: &Path| {
+        duckdb(&format!(
+            "select count(*) from read_parquet('{}')",
+            p.display()
+        ))
+    };
+    let not_in = |a: &Path, b: &Path| {
+        duckdb(&format!(
+            "select count(*) from (select * from read_parquet('{}') \
+             except all select * from read_parquet('{}'))",
+            a.display(),
+            b.display()
+        ))
+    };
+    let n = count(&reference);
+    assert_ne!(n, vec![vec![J::from(0)]]);
+    for p in [&from_fifo, &plain, &to_stdout] {
+        assert_eq!(count(p), n, "{}", p.display());
+        assert_eq!(
+            not_in(p, &reference),
+            vec![vec![J::from(0)]],
+            "{}",
+            p.display()
+        );
+        assert_eq!(
+            not_in(&reference, p),
+            vec![vec![J::from(0)]],
+            "{}",
+            p.display()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn parquet_needs_an_output_path() {
     let o = kinspect(&["decode", "-f", "parquet", "captures/mock-kcat-none.pcap"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("-o PATH"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("give their folder with -o DIR"));
+    // One table may go to standard output, but only when asked (`-o -`): never by default.
+    let o = kinspect(&["records", "-f", "parquet", "captures/mock-kcat-none.pcap"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("with -o PATH"));
 }
 
 /// Rows are routed to files by the input's number in the run, not by its path: given the same

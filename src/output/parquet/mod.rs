@@ -109,10 +109,17 @@ pub enum Layout {
 }
 
 impl Layout {
-    /// The layout `-o PATH` means for `inputs` inputs writing `tables`: a `.parquet` path is a
-    /// file when one table is written from one input; anything else is a folder.
+    /// The layout `-o PATH` means for `inputs` inputs writing `tables`: a `.parquet` path, or one
+    /// that exists and is not a folder (a file, `/dev/null`, a named pipe), is a file when one
+    /// table is written from one input; anything else is a folder.
+    /// `-` is standard output, as for every other format.
     pub fn for_output(path: &Path, inputs: usize, tables: Tables) -> Result<Layout, String> {
-        let is_file = path.extension().is_some_and(|e| e == "parquet");
+        let path = match path == Path::new("-") {
+            true => Path::new("/dev/stdout"),
+            false => path,
+        };
+        let is_file = path.extension().is_some_and(|e| e == "parquet")
+            || path.metadata().is_ok_and(|m| !m.is_dir());
         match (is_file, inputs > 1, tables.pdus && tables.records) {
             (true, false, false) => Ok(Layout::File(path.to_path_buf())),
             (true, true, _) => Err(format!(
@@ -120,7 +127,8 @@ impl Layout {
                 path.display()
             )),
             (true, false, true) => Err(format!(
-                "{}: two tables (pdus, records) need a folder",
+                "{}: two tables (pdus, records) need a folder (`kinspect records -f parquet` \
+                 writes the records table alone, to one file)",
                 path.display()
             )),
             (false, true, _) => Ok(Layout::PerInput(path.to_path_buf())),
@@ -149,7 +157,13 @@ struct Table {
 impl Table {
     fn create(path: &Path, schema: SchemaRef) -> io::Result<Table> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
+            std::fs::create_dir_all(dir).map_err(|e| {
+                let what = format!(
+                    "{}: cannot make this folder for the tables: {e}",
+                    dir.display()
+                );
+                io::Error::new(e.kind(), what)
+            })?;
         }
         let file = open_in_place(path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
