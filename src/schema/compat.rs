@@ -11,6 +11,7 @@
 use super::diag::SchemaDiag;
 use super::model::{Field, FieldType, MessageSpec, Pos, SpecType};
 use super::versions::Versions;
+use crate::limits::MAX_COMPAT_WORK;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
@@ -28,11 +29,23 @@ pub struct BaselineSpec<'a> {
     pub spec: &'a MessageSpec,
 }
 
-/// Checks each changed spec against its baseline. `changed` is (file, spec); the baseline is
+/// Checks each changed spec against its baseline, within [`MAX_COMPAT_WORK`]. `changed` is (file, spec); the baseline is
 /// searched in order, so list the preferred (newest) release first.
 pub fn check(changed: &[(Arc<str>, &MessageSpec)], baseline: &[BaselineSpec]) -> Vec<SchemaDiag> {
+    check_within(changed, baseline, MAX_COMPAT_WORK).0
+}
+
+/// [`check`] with `limit` units of work instead of [`MAX_COMPAT_WORK`]; also returns the work
+/// done.
+pub fn check_within(
+    changed: &[(Arc<str>, &MessageSpec)],
+    baseline: &[BaselineSpec],
+    limit: u64,
+) -> (Vec<SchemaDiag>, u64) {
     let mut out = Vec::new();
     let index = Index::new(baseline);
+    let mut work = limit;
+    let mut exhausted = false;
     for (file, spec) in changed {
         let Some(base) = index.find(spec) else {
             out.push(SchemaDiag::info(
@@ -44,10 +57,20 @@ pub fn check(changed: &[(Arc<str>, &MessageSpec)], baseline: &[BaselineSpec]) ->
             ));
             continue;
         };
+        if exhausted {
+            out.push(SchemaDiag::warning(
+                "compat-incomplete",
+                file,
+                spec.pos,
+                "",
+                format!("{} is not compared with the baseline: the comparison reached its work limit (fields and alignment cells, limits::MAX_COMPAT_WORK) on the specs before it", spec.name),
+            ));
+            continue;
+        }
         let unstable = index.unstable_latest(base.spec);
-        compare_spec(file, spec, base, unstable, &mut out);
+        exhausted = compare_spec(file, spec, base, unstable, &mut work, &mut out);
     }
-    out
+    (out, limit - work)
 }
 
 /// The baseline indexed by name and by (apiKey, type); the first (preferred) spec wins.
@@ -116,6 +139,12 @@ struct Run<'a> {
     base: &'a MessageSpec,
     /// (change, path in the changed spec) → finding.
     found: BTreeMap<(Change, String), Finding>,
+    /// The versions being compared: one class of [`classes`], compared at its first version.
+    class: &'a [i16],
+    /// What is left of the run's work ([`MAX_COMPAT_WORK`]).
+    work: &'a mut u64,
+    /// Set when work ran out: the class was not compared whole.
+    exhausted: bool,
 }
 
 fn compare_spec(
@@ -123,8 +152,9 @@ fn compare_spec(
     new: &MessageSpec,
     base: &BaselineSpec,
     unstable: Option<i16>,
+    work: &mut u64,
     out: &mut Vec<SchemaDiag>,
-) {
+) -> bool {
     let b = base.spec;
     let both = new.valid_versions.intersect(b.valid_versions);
     // A release names its spec; a baseline file already names itself.
@@ -151,7 +181,7 @@ fn compare_spec(
         ));
     }
     if both.is_empty() {
-        return;
+        return false;
     }
     // A version the baseline marks unstable is still being designed: it may change freely.
     let versions: Vec<i16> = capped(both).filter(|v| Some(*v) != unstable).collect();
@@ -185,15 +215,39 @@ fn compare_spec(
             ),
         ));
     }
-    let mut run = Run {
-        new,
-        base: b,
-        found: BTreeMap::new(),
-    };
-    for &v in &versions {
-        compare_struct(&mut run, &new.fields, &b.fields, v, "", new.pos, 0);
+    let mut found = BTreeMap::new();
+    let mut stopped = None;
+    for class in classes(&versions, new, b) {
+        let mut run = Run {
+            new,
+            base: b,
+            found,
+            class,
+            work: &mut *work,
+            exhausted: false,
+        };
+        compare_struct(&mut run, &new.fields, &b.fields, class[0], "", new.pos, 0);
+        let exhausted = run.exhausted;
+        found = run.found;
+        if exhausted {
+            stopped = Some(class[0]);
+            break;
+        }
     }
-    for ((change, path), f) in run.found {
+    if let Some(at) = stopped {
+        let left: Vec<i16> = versions.iter().copied().filter(|v| *v >= at).collect();
+        out.push(SchemaDiag::warning(
+            "compat-incomplete",
+            file,
+            new.prop_pos("validVersions"),
+            "validVersions",
+            format!(
+                "version(s) {} are not (all) compared with {label}: the comparison reached its work limit (fields and alignment cells, limits::MAX_COMPAT_WORK); what is listed for the versions before is complete",
+                ranges(&left)
+            ),
+        ));
+    }
+    for ((change, path), f) in found {
         let vs = ranges(&f.versions);
         let (sev, code, msg) = match change {
             Change::Added => ("error", "compat-field-added", format!("{} is added in version(s) {vs}, which already exist in {label}: the bytes of those versions change; needs a new version", f.detail)),
@@ -212,11 +266,65 @@ fn compare_spec(
         };
         out.push(d);
     }
+    stopped.is_some()
 }
 
 /// The versions of a range, at most [`MAX_VERSIONS`] of them.
 fn capped(v: Versions) -> impl Iterator<Item = i16> {
     v.iter().take(MAX_VERSIONS as usize)
+}
+
+/// `versions` (ascending) cut into runs that every version range of the two specs treats alike:
+/// a field's `versions`, `nullableVersions`, `taggedVersions` and own `flexibleVersions`, in
+/// messages and common structs. The comparison at one version of a run is the comparison at
+/// each (nothing else it looks at depends on the version), so it runs once per run: a spec of
+/// 1,024 versions whose fields all say `0+` is compared once, not 1,024 times.
+fn classes<'v>(versions: &'v [i16], new: &MessageSpec, base: &MessageSpec) -> Vec<&'v [i16]> {
+    let mut cuts: Vec<i32> = Vec::new();
+    let mut cut = |r: Versions| {
+        if !r.is_empty() {
+            cuts.push(i32::from(r.lo));
+            cuts.push(i32::from(r.hi) + 1);
+        }
+    };
+    for spec in [new, base] {
+        let mut stack: Vec<&[Field]> = vec![&spec.fields];
+        stack.extend(spec.common_structs.iter().map(|c| &c.fields[..]));
+        while let Some(fields) = stack.pop() {
+            for f in fields {
+                cut(f.versions);
+                cut(f.nullable_versions);
+                cut(f.tagged_versions);
+                if let Some(x) = f.flexible_versions {
+                    cut(x);
+                }
+                stack.push(&f.fields);
+            }
+        }
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut out = Vec::new();
+    let mut rest = versions;
+    while let Some(&first) = rest.first() {
+        // The next cut after `first`: the run ends before it (or where the versions skip one,
+        // as around an unstable version left out).
+        let next = cuts
+            .get(cuts.partition_point(|&c| c <= i32::from(first)))
+            .copied()
+            .unwrap_or(i32::MAX);
+        let mut len = 1;
+        while len < rest.len()
+            && i32::from(rest[len]) < next
+            && rest[len] == rest[len - 1].saturating_add(1)
+        {
+            len += 1;
+        }
+        let (class, tail) = rest.split_at(len);
+        out.push(class);
+        rest = tail;
+    }
+    out
 }
 
 /// A field as it is on the wire at one version.
@@ -257,6 +365,7 @@ fn sig(t: &FieldType) -> String {
 }
 
 impl Run<'_> {
+    /// A change seen at the class's first version `v`, so in every version of the class.
     fn note(
         &mut self,
         change: Change,
@@ -265,6 +374,7 @@ impl Run<'_> {
         v: i16,
         detail: impl FnOnce() -> String,
     ) {
+        debug_assert_eq!(self.class.first(), Some(&v));
         self.found
             .entry((change, path))
             .or_insert_with(|| Finding {
@@ -273,7 +383,23 @@ impl Run<'_> {
                 versions: Vec::new(),
             })
             .versions
-            .push(v);
+            .extend_from_slice(self.class);
+    }
+
+    /// Takes `units` of work; false (and no work left) when there was not that much.
+    fn spend(&mut self, units: usize) -> bool {
+        let units = u64::try_from(units).unwrap_or(u64::MAX);
+        match self.work.checked_sub(units) {
+            Some(left) => {
+                *self.work = left;
+                true
+            }
+            None => {
+                *self.work = 0;
+                self.exhausted = true;
+                false
+            }
+        }
     }
 }
 
@@ -294,7 +420,7 @@ fn compare_struct(
     struct_pos: Pos,
     depth: usize,
 ) {
-    if depth > MAX_DEPTH {
+    if depth > MAX_DEPTH || !run.spend(new.len() + base.len()) {
         return;
     }
     let (new_spec, base_spec) = (run.new, run.base);
@@ -302,6 +428,10 @@ fn compare_struct(
     let b = regular(base_spec, base, v);
 
     // Regular fields: the same name in the same order is the same field.
+    let cells = n.len().saturating_mul(b.len());
+    if cells <= MAX_ALIGN_CELLS && !run.spend(cells) {
+        return;
+    }
     let pairs = align(&n, &b);
     let mut used_n = vec![false; n.len()];
     let mut used_b = vec![false; b.len()];
