@@ -383,9 +383,54 @@ pub fn specs_case(i: u64, rng: &mut Rng, ctx: &Ctx) -> Case {
             c.out = Out::Any;
         }
     }
+    // One case in 16 (again by index, drawing nothing) compares with a baseline a pair of
+    // specs made to be costly: 16 structs of 1,000 fields, in reverse order in the new one, each
+    // field from a version of its own, at 1,024 versions. Compared version by version that was
+    // a 1,000 × 1,000 alignment per struct per version, 25 s for this pair.
+    if i % 16 == 9 {
+        for (dir, reverse) in [("base", false), ("specs", true)] {
+            c.file(
+                &format!("{dir}/WideRequest.json"),
+                wide_spec(reverse).into_bytes(),
+            );
+        }
+        args = ["validate-schema", "--baseline", "base", "specs"]
+            .map(String::from)
+            .to_vec();
+        c.out = Out::Any;
+        what.push("a costly pair to compare with a baseline".into());
+    }
     c.what = what.join(", ");
     c.args(args);
     c
+}
+
+/// 16 structs of 1,000 `int32` fields, each from a version of its own (`0-1023` valid), in
+/// order or reversed.
+fn wide_spec(reverse: bool) -> String {
+    let mut structs = Vec::new();
+    for s in 0..16usize {
+        let mut order: Vec<usize> = (0..1000).collect();
+        if reverse {
+            order.reverse();
+        }
+        let fields: Vec<String> = order
+            .iter()
+            .map(|i| {
+                let from = (i * 37 + s) % 1024;
+                format!("{{\"name\":\"F{i}\",\"type\":\"int32\",\"versions\":\"{from}+\"}}")
+            })
+            .collect();
+        structs.push(format!(
+            "{{\"name\":\"S{s}\",\"type\":\"[]T{s}\",\"versions\":\"0+\",\"fields\":[{}]}}",
+            fields.join(",")
+        ));
+    }
+    format!(
+        "{{\"apiKey\":9000,\"type\":\"request\",\"name\":\"WideRequest\",\"validVersions\":\"0-1023\",\
+         \"flexibleVersions\":\"none\",\"fields\":[{}]}}\n",
+        structs.join(",\n")
+    )
 }
 
 pub fn encode_case(_i: u64, rng: &mut Rng, ctx: &Ctx) -> Case {
