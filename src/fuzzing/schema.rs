@@ -1,10 +1,15 @@
-//! Target `schema`: text through the spec loader (`schema::load::load_spec`) and the validator
-//! of both releases (`schema::validate::check_files`, which also runs the cross-file rules).
-//! Every diagnostic must point inside the text and say what it expected.
+//! Target `schema`: text through the spec loader (`schema::load::load_spec`), the validator
+//! of both releases (`schema::validate::check_files`, which also runs the cross-file rules) and,
+//! when it loads, the comparison with a baseline (`schema::compat`): against itself, which must
+//! find nothing, and against the built-in spec of its name or API. Every diagnostic must point
+//! inside the text and say what it expected.
 
+use crate::protocol::builtin;
+use crate::schema::compat::{check, BaselineSpec};
 use crate::schema::diag::SchemaDiag;
 use crate::schema::load::load_spec;
 use crate::schema::validate::{check_files, Release};
+use std::sync::Arc;
 
 /// Name the fuzzed file is checked under (rules that compare the file name with the message
 /// name then report a mismatch, which is one more path to exercise).
@@ -13,8 +18,26 @@ const FILE: &str = "specs/FuzzRequest.json";
 pub fn schema(data: &[u8]) {
     // The loader takes text; invalid UTF-8 is the file reader's business (`schema::files`).
     let text = String::from_utf8_lossy(data);
-    let (_, diags) = load_spec(FILE, &text);
+    let (spec, diags) = load_spec(FILE, &text);
     positions(&text, &diags, "load_spec");
+    if let Some(spec) = &spec {
+        let changed = [(Arc::from(FILE), spec)];
+        let itself = [BaselineSpec {
+            origin: FILE,
+            spec,
+        }];
+        let diags = check(&changed, &itself);
+        // Only the note that an unstable latest version is left out may come of it.
+        assert!(
+            diags.iter().all(|d| d.code == "compat-unstable-skipped"),
+            "a spec compared with itself: {diags:?}"
+        );
+        let releases: Vec<BaselineSpec> = builtin()
+            .specs()
+            .map(|(origin, spec)| BaselineSpec { origin, spec })
+            .collect();
+        positions(&text, &check(&changed, &releases), "compat");
+    }
     let files = [(FILE.to_string(), text.to_string())];
     for release in Release::ALL {
         let (_, diags) = check_files(&files, release);
