@@ -7,6 +7,10 @@
 //! place (same wire type and nullability at that version) changes no byte: information. Adding or
 //! removing a tagged field is information too, since tagged fields exist to be optional.
 //! Findings are reported once per field with the versions they affect.
+//!
+//! The versions are compared a run of alike versions at a time ([`classes`]), and a whole
+//! comparison does at most `limits::MAX_COMPAT_WORK` units of work; past it `compat-incomplete`
+//! says which versions and specs were not compared.
 
 use super::diag::SchemaDiag;
 use super::model::{Field, FieldType, MessageSpec, Pos, SpecType};
@@ -29,8 +33,9 @@ pub struct BaselineSpec<'a> {
     pub spec: &'a MessageSpec,
 }
 
-/// Checks each changed spec against its baseline, within [`MAX_COMPAT_WORK`]. `changed` is (file, spec); the baseline is
-/// searched in order, so list the preferred (newest) release first.
+/// Checks each changed spec against its baseline, within [`MAX_COMPAT_WORK`]. `changed` is
+/// (file, spec); the baseline is searched in order, so list the preferred (newest) release
+/// first.
 pub fn check(changed: &[(Arc<str>, &MessageSpec)], baseline: &[BaselineSpec]) -> Vec<SchemaDiag> {
     check_within(changed, baseline, MAX_COMPAT_WORK).0
 }
@@ -182,6 +187,19 @@ fn compare_spec(
     }
     if both.is_empty() {
         return false;
+    }
+    if i32::from(both.hi) - i32::from(both.lo) + 1 > MAX_VERSIONS {
+        let first_left = i32::from(both.lo) + MAX_VERSIONS;
+        out.push(SchemaDiag::info(
+            "compat-versions-capped",
+            file,
+            new.prop_pos("validVersions"),
+            "validVersions",
+            format!(
+                "version(s) {first_left}-{} are not compared with {label}: at most {MAX_VERSIONS} versions are",
+                both.hi
+            ),
+        ));
     }
     // A version the baseline marks unstable is still being designed: it may change freely.
     let versions: Vec<i16> = capped(both).filter(|v| Some(*v) != unstable).collect();

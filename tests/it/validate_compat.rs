@@ -79,6 +79,34 @@ fn an_identical_spec_or_a_renamed_struct_type_changes_nothing() {
     }
 }
 
+/// At most 1,024 versions are compared; the rest are named, not passed over in silence.
+#[test]
+fn versions_past_the_compared_thousand_are_named() {
+    let base = BASE.replace(
+        "\"validVersions\": \"0-2\"",
+        "\"validVersions\": \"0-2000\"",
+    );
+    let (new, line, col) = unmark(&base.replace("\"validVersions\"", "$\"validVersions\""));
+    let d = run(&base, &new);
+    assert_eq!(d.len(), 1, "{}", show(&d));
+    assert_eq!(
+        (
+            d[0].code,
+            d[0].severity,
+            &*d[0].path,
+            d[0].pos.line,
+            d[0].pos.col
+        ),
+        ("compat-versions-capped", I, "validVersions", line, col)
+    );
+    assert!(
+        d[0].message
+            .starts_with("version(s) 1024-2000 are not compared"),
+        "{}",
+        d[0].message
+    );
+}
+
 #[test]
 fn an_unstable_baseline_version_may_change() {
     let base = BASE.replace(

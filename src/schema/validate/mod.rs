@@ -46,7 +46,8 @@
 //!   `compat-field-retyped`, `compat-nullability-changed`, `compat-tagging-changed`,
 //!   `compat-field-moved`, `compat-flexible-changed`, `compat-versions-removed` (W),
 //!   `compat-field-renamed`, `compat-tagged-added`, `compat-tagged-removed`, `compat-new-spec`,
-//!   `compat-unstable-skipped`, `compat-versions-capped` (I).
+//!   `compat-unstable-skipped`, `compat-versions-capped` (I), `compat-incomplete` (W, past
+//!   `limits::MAX_COMPAT_WORK`).
 
 mod cross;
 mod defaults;
