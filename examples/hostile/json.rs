@@ -3,10 +3,13 @@
 //! of the bundled captures and from the schema generator, damaged, for `kinspect encode`) and
 //! `pipes` (every subcommand writing into a closed pipe or a full disk).
 
+#[path = "../../tests/common/costly_spec.rs"]
+mod costly_spec;
 use crate::frames::frame;
 use crate::mutate::{self, pick};
 use crate::run::{Case, Out};
 use crate::Ctx;
+use costly_spec::costly_spec;
 use kinspect::fuzzing::roundtrip::combos;
 use kinspect::wire::sample::Rng;
 use serde_json::{json, Value as J};
@@ -391,7 +394,7 @@ pub fn specs_case(i: u64, rng: &mut Rng, ctx: &Ctx) -> Case {
         for (dir, reverse) in [("base", false), ("specs", true)] {
             c.file(
                 &format!("{dir}/WideRequest.json"),
-                wide_spec(reverse).into_bytes(),
+                costly_spec("WideRequest", reverse, true).into_bytes(),
             );
         }
         args = ["validate-schema", "--baseline", "base", "specs"]
@@ -403,34 +406,6 @@ pub fn specs_case(i: u64, rng: &mut Rng, ctx: &Ctx) -> Case {
     c.what = what.join(", ");
     c.args(args);
     c
-}
-
-/// 16 structs of 1,000 `int32` fields, each from a version of its own (`0-1023` valid), in
-/// order or reversed.
-fn wide_spec(reverse: bool) -> String {
-    let mut structs = Vec::new();
-    for s in 0..16usize {
-        let mut order: Vec<usize> = (0..1000).collect();
-        if reverse {
-            order.reverse();
-        }
-        let fields: Vec<String> = order
-            .iter()
-            .map(|i| {
-                let from = (i * 37 + s) % 1024;
-                format!("{{\"name\":\"F{i}\",\"type\":\"int32\",\"versions\":\"{from}+\"}}")
-            })
-            .collect();
-        structs.push(format!(
-            "{{\"name\":\"S{s}\",\"type\":\"[]T{s}\",\"versions\":\"0+\",\"fields\":[{}]}}",
-            fields.join(",")
-        ));
-    }
-    format!(
-        "{{\"apiKey\":9000,\"type\":\"request\",\"name\":\"WideRequest\",\"validVersions\":\"0-1023\",\
-         \"flexibleVersions\":\"none\",\"fields\":[{}]}}\n",
-        structs.join(",\n")
-    )
 }
 
 pub fn encode_case(_i: u64, rng: &mut Rng, ctx: &Ctx) -> Case {

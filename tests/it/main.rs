@@ -30,6 +30,8 @@ mod cli_golden;
 mod cli_packaging;
 mod closed_pipe;
 mod common;
+#[path = "../common/costly_spec.rs"]
+mod costly_spec;
 mod decode_alloc;
 mod decode_frames;
 mod decode_hostile;

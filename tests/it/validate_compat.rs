@@ -3,6 +3,7 @@
 //! tests/validate_rules.rs). What changes the bytes of a version peers already speak is an
 //! error; renames and tagged additions are information.
 
+use crate::costly_spec::costly_spec;
 use crate::validate_support;
 
 use kinspect::schema::compat::{check, BaselineSpec};
@@ -538,36 +539,9 @@ fn kafkas_own_releases_compare_well_within_the_work_limit() {
 /// (1,024 classes) the work limit stops it and says where.
 #[test]
 fn a_spec_of_many_fields_and_versions_is_compared_within_the_work_limit() {
-    let text = |reverse: bool, starts: bool| {
-        let mut structs = Vec::new();
-        for s in 0..16 {
-            let mut order: Vec<usize> = (0..1000).collect();
-            if reverse {
-                order.reverse();
-            }
-            let fields: Vec<String> = order
-                .iter()
-                .map(|i| {
-                    let from = if starts { (i * 37 + s) % 1024 } else { 0 };
-                    format!(
-                        "{{\"name\": \"F{i}\", \"type\": \"int32\", \"versions\": \"{from}+\"}}"
-                    )
-                })
-                .collect();
-            structs.push(format!(
-                "{{\"name\": \"S{s}\", \"type\": \"[]T{s}\", \"versions\": \"0+\", \"fields\": [{}]}}",
-                fields.join(",\n")
-            ));
-        }
-        format!(
-            "{{\"apiKey\": 0, \"type\": \"request\", \"name\": \"ProduceRequest\", \
-             \"validVersions\": \"0-1023\", \"flexibleVersions\": \"none\",\n\"fields\": [{}]}}\n",
-            structs.join(",\n")
-        )
-    };
     for starts in [false, true] {
-        let (b, _) = load_spec("base.json", &text(false, starts));
-        let (n, _) = load_spec("new.json", &text(true, starts));
+        let (b, _) = load_spec("base.json", &costly_spec("ProduceRequest", false, starts));
+        let (n, _) = load_spec("new.json", &costly_spec("ProduceRequest", true, starts));
         let (b, n) = (b.unwrap(), n.unwrap());
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
