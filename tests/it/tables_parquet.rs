@@ -27,6 +27,43 @@ fn duckdb(sql: &str) -> Vec<Vec<J>> {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// The rows of the table in `a` and of the one in `b` are the same rows (a multiset), and there
+/// are some: what `except all` leaves both ways is nothing. `read_parquet`, since DuckDB picks
+/// a reader by the file's ending otherwise.
+fn same_rows(a: &Path, b: &Path) {
+    let count = |p: &Path| {
+        duckdb(&format!(
+            "select count(*) from read_parquet('{}')",
+            p.display()
+        ))
+    };
+    let not_in = |x: &Path, y: &Path| {
+        duckdb(&format!(
+            "select count(*) from (select * from read_parquet('{}') \
+             except all select * from read_parquet('{}'))",
+            x.display(),
+            y.display()
+        ))
+    };
+    let none = vec![vec![J::from(0)]];
+    assert_eq!(count(a), count(b), "{} and {}", a.display(), b.display());
+    assert_ne!(count(a), none, "{} holds rows", a.display());
+    assert_eq!(
+        not_in(a, b),
+        none,
+        "{} rows not in {}",
+        a.display(),
+        b.display()
+    );
+    assert_eq!(
+        not_in(b, a),
+        none,
+        "{} rows not in {}",
+        b.display(),
+        a.display()
+    );
+}
+
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("kinspect-parquet-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -232,18 +269,7 @@ fn a_table_written_over_a_larger_one_reads_as_one_written_anew() {
     records_parquet(&over, "captures/mock-kcat-zstd.pcap");
     records_parquet(&anew, "captures/mock-kcat-zstd.pcap");
     assert!(size(&over) < larger, "{} of {larger} bytes", size(&over));
-    let count = |p: &Path| duckdb(&format!("select count(*) from '{}'", p.display()));
-    let not_in = |a: &Path, b: &Path| {
-        duckdb(&format!(
-            "select count(*) from (select * from '{}' except all select * from '{}')",
-            a.display(),
-            b.display()
-        ))
-    };
-    assert_eq!(count(&over), count(&anew));
-    assert_ne!(count(&anew), vec![vec![J::from(0)]]);
-    assert_eq!(not_in(&over, &anew), vec![vec![J::from(0)]]);
-    assert_eq!(not_in(&anew, &over), vec![vec![J::from(0)]]);
+    same_rows(&over, &anew);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -382,37 +408,8 @@ fn a_table_written_into_a_pipe_to_stdout_or_a_plain_file_reads_back_whole() {
         String::from_utf8_lossy(&o.stderr)
     );
     std::fs::write(&to_stdout, &o.stdout).unwrap();
-    // `read_parquet`: DuckDB picks a reader by the ending otherwise.
-    let count = |p: &Path| {
-        duckdb(&format!(
-            "select count(*) from read_parquet('{}')",
-            p.display()
-        ))
-    };
-    let not_in = |a: &Path, b: &Path| {
-        duckdb(&format!(
-            "select count(*) from (select * from read_parquet('{}') \
-             except all select * from read_parquet('{}'))",
-            a.display(),
-            b.display()
-        ))
-    };
-    let n = count(&reference);
-    assert_ne!(n, vec![vec![J::from(0)]]);
     for p in [&from_fifo, &plain, &to_stdout] {
-        assert_eq!(count(p), n, "{}", p.display());
-        assert_eq!(
-            not_in(p, &reference),
-            vec![vec![J::from(0)]],
-            "{}",
-            p.display()
-        );
-        assert_eq!(
-            not_in(&reference, p),
-            vec![vec![J::from(0)]],
-            "{}",
-            p.display()
-        );
+        same_rows(p, &reference);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
