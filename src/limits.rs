@@ -112,8 +112,8 @@ pub const MAX_DIAGNOSTICS_PER_SPEC_RUN: usize = 10_000;
 /// fields looked at plus cells of the field alignment, summed over the classes of versions
 /// compared. Kafka 4.3.1 against 3.9.0 takes about 19 thousand units
 /// (`validate_compat::kafkas_own_releases_compare_well_within_the_work_limit`); past the limit
-/// the versions not compared of the spec being compared, and each spec after it, are named in a
-/// `compat-incomplete` warning. Half a second of work on the machines measured.
+/// a `compat-incomplete` warning names the versions not compared of the spec being compared, and
+/// another the specs after it. Half a second of work on the machines measured.
 pub const MAX_COMPAT_WORK: u64 = 1 << 26;
 
 /// Most spec files one set of paths is read as (Kafka's 4.3.1 message folder holds 286); past

@@ -10,7 +10,8 @@
 //!
 //! The versions are compared a run of alike versions at a time ([`classes`]), and a whole
 //! comparison does at most `limits::MAX_COMPAT_WORK` units of work; past it `compat-incomplete`
-//! says which versions and specs were not compared.
+//! says which versions were not compared (at the spec where the work ran out) and how many specs
+//! after it were not (at the first of them): two diagnostics at most.
 
 use super::diag::SchemaDiag;
 use super::model::{Field, FieldType, MessageSpec, Pos, SpecType};
@@ -51,6 +52,8 @@ pub fn check_within(
     let index = Index::new(baseline);
     let mut work = limit;
     let mut exhausted = false;
+    // The specs not compared once the work ran out: the first, and how many in all.
+    let mut not_compared: Option<(&Arc<str>, &MessageSpec, usize)> = None;
     for (file, spec) in changed {
         let Some(base) = index.find(spec) else {
             out.push(SchemaDiag::info(
@@ -63,17 +66,26 @@ pub fn check_within(
             continue;
         };
         if exhausted {
-            out.push(SchemaDiag::warning(
-                "compat-incomplete",
-                file,
-                spec.pos,
-                "",
-                format!("{} is not compared with the baseline: the comparison reached its work limit (fields and alignment cells, limits::MAX_COMPAT_WORK) on the specs before it", spec.name),
-            ));
+            not_compared.get_or_insert((file, spec, 0)).2 += 1;
             continue;
         }
         let unstable = index.unstable_latest(base.spec);
         exhausted = compare_spec(file, spec, base, unstable, &mut work, &mut out);
+    }
+    if let Some((file, spec, n)) = not_compared {
+        let others = match n - 1 {
+            0 => String::new(),
+            1 => " and the 1 spec after it that has a counterpart are".into(),
+            k => format!(" and the {k} specs after it that have a counterpart are"),
+        };
+        let is = if n == 1 { " is" } else { "" };
+        out.push(SchemaDiag::warning(
+            "compat-incomplete",
+            file,
+            spec.pos,
+            "",
+            format!("{}{others}{is} not compared with the baseline: the comparison reached its work limit (fields and alignment cells, limits::MAX_COMPAT_WORK) on the specs before", spec.name),
+        ));
     }
     (out, limit - work)
 }

@@ -145,8 +145,9 @@ pub fn cap_per_file(diags: &mut Vec<SchemaDiag>) {
 
 /// Keeps the first [`MAX_DIAGNOSTICS_PER_SPEC_RUN`] diagnostics of a run, taken file by file,
 /// and counts the rest in one `diagnostics-suppressed` diagnostic at the first of them. What
-/// stopped the reading of the files (`too-many-files`, `input-too-large`: two at most) is always
-/// listed, since it says why files were not checked.
+/// stopped the reading of the files (`too-many-files`, `input-too-large`) or the comparison with
+/// a baseline (`compat-incomplete`), two each at most, is always listed, since it says what was
+/// not checked.
 #[derive(Default)]
 pub struct RunCap {
     listed: Vec<SchemaDiag>,
@@ -159,9 +160,12 @@ impl RunCap {
     /// Takes one file's diagnostics, already capped by [`cap_per_file`] (or a whole report's).
     pub fn push(&mut self, mut diags: Vec<SchemaDiag>) {
         if diags.len() > MAX_DIAGNOSTICS_PER_SPEC_RUN.saturating_sub(self.listed.len()) {
-            let (stops, rest) = diags
-                .into_iter()
-                .partition(|d| matches!(d.code, "too-many-files" | "input-too-large"));
+            let (stops, rest) = diags.into_iter().partition(|d| {
+                matches!(
+                    d.code,
+                    "too-many-files" | "input-too-large" | "compat-incomplete"
+                )
+            });
             self.stops.extend::<Vec<SchemaDiag>>(stops);
             diags = rest;
         }

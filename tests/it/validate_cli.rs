@@ -646,3 +646,71 @@ fn baseline_findings_are_listed_within_the_run_cap_and_counted() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A comparison cut short by its work limit says so even when the report is past its cap: the
+/// `compat-incomplete` warning is listed like `too-many-files`, not counted away.
+#[test]
+fn an_incomplete_comparison_is_listed_past_the_run_cap() {
+    use crate::costly_spec::costly_spec;
+    use kinspect::limits::MAX_DIAGNOSTICS_PER_SPEC_RUN;
+    let dir = scratch("compat-incomplete");
+    // 12,000 renamed fields first (ExpireDelegationTokenRequest sorts first): more findings
+    // than the report lists. Then a pair whose comparison runs out of work.
+    let renames = |prefix: &str| {
+        let fields: Vec<String> = (0..12_000)
+            .map(|i| {
+                format!("{{\"name\": \"{prefix}{i}\", \"type\": \"int32\", \"versions\": \"0+\"}}")
+            })
+            .collect();
+        format!(
+            "{{\"apiKey\": 40, \"type\": \"request\", \"name\": \"ExpireDelegationTokenRequest\", \
+             \"validVersions\": \"0-2\", \"flexibleVersions\": \"2+\", \"fields\": [\n{}\n]}}\n",
+            fields.join(",\n")
+        )
+    };
+    for (sub, prefix, reverse) in [("new", "F", true), ("base", "G", false)] {
+        let d = dir.join(sub);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("ExpireDelegationTokenRequest.json"), renames(prefix)).unwrap();
+        std::fs::write(
+            d.join("ZRequest.json"),
+            costly_spec("ZRequest", reverse, true),
+        )
+        .unwrap();
+    }
+    let (new, base) = (dir.join("new"), dir.join("base"));
+    let o = common::kinspect(&[
+        "validate-schema",
+        "--format",
+        "json",
+        "--baseline",
+        base.to_str().unwrap(),
+        new.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let diags = v["diagnostics"].as_array().unwrap();
+    assert!(
+        v["not_listed"].as_u64().unwrap() > 0,
+        "the report is past its cap"
+    );
+    let incomplete: Vec<&serde_json::Value> = diags
+        .iter()
+        .filter(|d| d["code"] == "compat-incomplete")
+        .collect();
+    assert_eq!(incomplete.len(), 1, "{incomplete:?}");
+    assert!(
+        incomplete[0]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("/ZRequest.json")
+            && incomplete[0]["path"] == "validVersions",
+        "{:?}",
+        incomplete[0]
+    );
+    assert_eq!(
+        diags.len(),
+        MAX_DIAGNOSTICS_PER_SPEC_RUN + 2,
+        "the cap, its count, and it"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
