@@ -141,6 +141,13 @@ fn run_with(
                         .into(),
                 );
             };
+            if super::io::output_is_terminal(args.output.as_ref()) {
+                return Err(
+                    "-f parquet -o -: a Parquet table is binary and standard output is a \
+                     terminal: redirect it, or give a file"
+                        .into(),
+                );
+            }
             let mut sink = parquet_sink(path, inputs.len(), false)?;
             return Ok(match compiled.pairs_of(&mut sink) {
                 Some(mut pairs) => engine::run(inputs, opts, &mut pairs),

@@ -373,6 +373,28 @@ fn a_path_that_is_not_a_folder_takes_one_table_and_names_itself_when_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `-o -` with standard output on a terminal is refused: a table is binary. The terminal is a
+/// pseudo-terminal made by `script` (util-linux).
+#[test]
+fn a_table_is_not_written_to_a_terminal() {
+    let bin = env!("CARGO_BIN_EXE_kinspect");
+    let cmd = format!("{bin} records -f parquet -o - captures/mock-kafkajs.pcap");
+    let o = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(common::repo())
+        .output()
+        .expect(
+            "`script` (util-linux) makes the terminal for this test: apt-get install util-linux",
+        );
+    let seen = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(2), "{seen}");
+    assert!(
+        seen.contains("a Parquet table is binary and standard output is a terminal"),
+        "{seen}"
+    );
+    assert!(!seen.contains("PAR1"), "no table on the terminal: {seen}");
+}
+
 /// The table written into a named pipe (no seeking, no cutting to length), to standard output
 /// (`-o -`, as for every format) and into an existing file without the `.parquet` ending reads in
 /// DuckDB as the table written to `FILE.parquet`.
