@@ -138,9 +138,16 @@ fn too_large(file: &Arc<str>, len: u64) -> SchemaDiag {
     )
 }
 
-/// Adds the `*.json` files under `dir` to `out`, stopping once it holds `room`. A folder reached
-/// a second time (by a symbolic link to it or to a folder above it) is not read again: three
-/// links to `.` in one folder were 3^32 folders to read before the depth limit ended it.
+/// Most spec files and folders one folder's listing is sorted from: past it the rest of the
+/// folder is not looked at, and which entries those are depends on the order the file system
+/// lists them in. Four times [`MAX_SPEC_FILES`], so every folder that is read whole is read in
+/// name order.
+const MAX_SORTED_ENTRIES: usize = 4 * MAX_SPEC_FILES;
+
+/// Adds the `*.json` files under `dir` to `out`, in name order, stopping once it holds `room`.
+/// A folder reached a second time (by a symbolic link to it or to a folder above it) is not read
+/// again: three links to `.` in one folder were 3^32 folders to read before the depth limit
+/// ended it.
 fn walk(
     dir: &Path,
     depth: usize,
@@ -158,17 +165,31 @@ fn walk(
     if !seen.insert(real) {
         return Ok(());
     }
+    // Sorted before any is taken, so that the files read past the limit on files are the first
+    // in name order, not the first the file system lists.
+    let mut entries: Vec<(PathBuf, bool)> = Vec::new();
     let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in rd {
-        if out.len() >= room {
+        if entries.len() >= MAX_SORTED_ENTRIES {
             break;
         }
         let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
         let path = entry.path();
         let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         if meta.is_dir() {
-            walk(&path, depth + 1, room, seen, out)?;
+            entries.push((path, true));
         } else if path.extension().is_some_and(|x| x == "json") {
+            entries.push((path, false));
+        }
+    }
+    entries.sort_unstable();
+    for (path, is_dir) in entries {
+        if out.len() >= room {
+            break;
+        }
+        if is_dir {
+            walk(&path, depth + 1, room, seen, out)?;
+        } else {
             out.push(path);
         }
     }

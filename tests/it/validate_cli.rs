@@ -523,7 +523,9 @@ fn a_run_lists_at_most_ten_thousand_diagnostics_and_counts_the_rest() {
 fn files_past_the_limits_on_count_and_bytes_are_not_read() {
     use kinspect::limits::{MAX_SPEC_FILES, MAX_SPEC_FILE_BYTES, MAX_SPEC_INPUT_BYTES};
     let dir = scratch("many-files");
-    for k in 0..=MAX_SPEC_FILES {
+    // Ten more than the limit: the files read are the first 10,000 in name order, whatever
+    // order the file system lists them in, and the first not read is named.
+    for k in 0..MAX_SPEC_FILES + 10 {
         std::fs::write(dir.join(format!("f{k:05}.json")), "{}").unwrap();
     }
     let o = common::kinspect(&["validate-schema", &dir.display().to_string()]);
@@ -539,6 +541,13 @@ fn files_past_the_limits_on_count_and_bytes_are_not_read() {
         "{}",
         stop[0]
     );
+    let first_not_read = dir.join(format!("f{MAX_SPEC_FILES:05}.json"));
+    assert!(
+        stop[0].starts_with(&format!("{}:1:1: ", first_not_read.display())),
+        "{}",
+        stop[0]
+    );
+
     assert!(
         out.lines()
             .last()
