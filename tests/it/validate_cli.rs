@@ -592,6 +592,21 @@ fn files_past_the_limits_on_count_and_bytes_are_not_read() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// ExpireDelegationTokenRequest with 12,000 `int32` fields named `PREFIX0`, `PREFIX1`, …: two
+/// prefixes make 12,000 renames.
+fn renamed_fields_spec(prefix: &str) -> String {
+    let fields: Vec<String> = (0..12_000)
+        .map(|i| {
+            format!("{{\"name\": \"{prefix}{i}\", \"type\": \"int32\", \"versions\": \"0+\"}}")
+        })
+        .collect();
+    format!(
+        "{{\"apiKey\": 40, \"type\": \"request\", \"name\": \"ExpireDelegationTokenRequest\", \
+         \"validVersions\": \"0-2\", \"flexibleVersions\": \"2+\", \"fields\": [\n{}\n]}}\n",
+        fields.join(",\n")
+    )
+}
+
 /// A comparison with a baseline adds its findings after the run's own cap: the report as a whole
 /// still lists at most 10,000 and counts the rest.
 #[test]
@@ -599,23 +614,11 @@ fn baseline_findings_are_listed_within_the_run_cap_and_counted() {
     use kinspect::limits::MAX_DIAGNOSTICS_PER_SPEC_RUN;
     let dir = scratch("compat-cap");
     // 12,000 fields, each renamed in the baseline: 12,000 `compat-field-renamed` findings.
-    let spec = |prefix: &str| {
-        let fields: Vec<String> = (0..12_000)
-            .map(|i| {
-                format!("{{\"name\": \"{prefix}{i}\", \"type\": \"int32\", \"versions\": \"0+\"}}")
-            })
-            .collect();
-        format!(
-            "{{\"apiKey\": 40, \"type\": \"request\", \"name\": \"ExpireDelegationTokenRequest\", \
-             \"validVersions\": \"0-2\", \"flexibleVersions\": \"2+\", \"fields\": [\n{}\n]}}\n",
-            fields.join(",\n")
-        )
-    };
     for (sub, prefix) in [("new", "F"), ("base", "G")] {
         std::fs::create_dir_all(dir.join(sub)).unwrap();
         std::fs::write(
             dir.join(sub).join("ExpireDelegationTokenRequest.json"),
-            spec(prefix),
+            renamed_fields_spec(prefix),
         )
         .unwrap();
     }
@@ -665,22 +668,14 @@ fn an_incomplete_comparison_is_listed_past_the_run_cap() {
     let dir = scratch("compat-incomplete");
     // 12,000 renamed fields first (ExpireDelegationTokenRequest sorts first): more findings
     // than the report lists. Then a pair whose comparison runs out of work.
-    let renames = |prefix: &str| {
-        let fields: Vec<String> = (0..12_000)
-            .map(|i| {
-                format!("{{\"name\": \"{prefix}{i}\", \"type\": \"int32\", \"versions\": \"0+\"}}")
-            })
-            .collect();
-        format!(
-            "{{\"apiKey\": 40, \"type\": \"request\", \"name\": \"ExpireDelegationTokenRequest\", \
-             \"validVersions\": \"0-2\", \"flexibleVersions\": \"2+\", \"fields\": [\n{}\n]}}\n",
-            fields.join(",\n")
-        )
-    };
     for (sub, prefix, reverse) in [("new", "F", true), ("base", "G", false)] {
         let d = dir.join(sub);
         std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join("ExpireDelegationTokenRequest.json"), renames(prefix)).unwrap();
+        std::fs::write(
+            d.join("ExpireDelegationTokenRequest.json"),
+            renamed_fields_spec(prefix),
+        )
+        .unwrap();
         std::fs::write(
             d.join("ZRequest.json"),
             costly_spec("ZRequest", reverse, true),
