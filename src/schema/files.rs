@@ -1,7 +1,8 @@
 //! Gathering spec files, for the validator and the loader (`--schemas`, bundles) alike: files as
-//! given, folders searched recursively for `*.json` in path order, each folder once. What cannot be read at all is an I/O failure (the caller exits 2);
-//! a file that is read but is not a spec file's text (too large, not UTF-8) is a diagnostic, as
-//! are files past the limits on how many files and bytes one run reads.
+//! given, folders searched recursively for `*.json` in path order, each folder once. What cannot
+//! be read at all is an I/O failure (the caller exits 2), as are folders nested too deep or too
+//! many; a file that is read but is not a spec file's text (too large, not UTF-8) is a
+//! diagnostic, as are files past the limits on how many files and bytes one run reads.
 
 use crate::limits::{MAX_SPEC_FILES, MAX_SPEC_FILE_BYTES, MAX_SPEC_INPUT_BYTES};
 use crate::schema::diag::SchemaDiag;
@@ -37,7 +38,14 @@ pub fn read_inputs(paths: &[PathBuf]) -> Result<Inputs, String> {
         let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
         if meta.is_dir() {
             let mut v = Vec::new();
-            walk(p, 0, MAX_SPEC_FILES + 1 - found.len(), &mut seen, &mut v)?;
+            walk(
+                p,
+                0,
+                MAX_SPEC_FILES + 1 - found.len(),
+                &mut seen,
+                &mut 0,
+                &mut v,
+            )?;
             v.sort();
             found.extend(v);
         } else {
@@ -138,21 +146,25 @@ fn too_large(file: &Arc<str>, len: u64) -> SchemaDiag {
     )
 }
 
-/// Most spec files and folders one folder's listing is sorted from: past it the rest of the
-/// folder is not looked at, and which entries those are depends on the order the file system
-/// lists them in. Four times [`MAX_SPEC_FILES`], so every folder that is read whole is read in
-/// name order.
-const MAX_SORTED_ENTRIES: usize = 4 * MAX_SPEC_FILES;
+/// Most spec files and folders held at once, over every folder being walked, to be sorted: a
+/// folder whose listing comes past it takes the rest of its entries in the order the file system
+/// lists them (none is skipped). Four times [`MAX_SPEC_FILES`]: a few MiB of paths.
+const MAX_HELD_ENTRIES: usize = 4 * MAX_SPEC_FILES;
+
+/// Most folders one set of paths is walked through; past it the walk fails (as past
+/// [`MAX_DIR_DEPTH`]) rather than remember and read folders without end.
+const MAX_FOLDERS: usize = 4 * MAX_SPEC_FILES;
 
 /// Adds the `*.json` files under `dir` to `out`, in name order, stopping once it holds `room`.
 /// A folder reached a second time (by a symbolic link to it or to a folder above it) is not read
 /// again: three links to `.` in one folder were 3^32 folders to read before the depth limit
-/// ended it.
+/// ended it. `held` counts the entries the folders being walked hold ([`MAX_HELD_ENTRIES`]).
 fn walk(
     dir: &Path,
     depth: usize,
     room: usize,
     seen: &mut HashSet<PathBuf>,
+    held: &mut usize,
     out: &mut Vec<PathBuf>,
 ) -> Result<(), String> {
     if depth > MAX_DIR_DEPTH {
@@ -165,32 +177,68 @@ fn walk(
     if !seen.insert(real) {
         return Ok(());
     }
+    if seen.len() > MAX_FOLDERS {
+        return Err(format!(
+            "{}: more than {MAX_FOLDERS} folders under the paths given",
+            dir.display()
+        ));
+    }
+    // A spec file or a folder to walk; anything else is passed over.
+    let entry_of =
+        |entry: std::io::Result<std::fs::DirEntry>| -> Result<Option<(PathBuf, bool)>, String> {
+            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+            let path = entry.path();
+            let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(if meta.is_dir() {
+                Some((path, true))
+            } else if path.extension().is_some_and(|x| x == "json") {
+                Some((path, false))
+            } else {
+                None
+            })
+        };
     // Sorted before any is taken, so that the files read past the limit on files are the first
     // in name order, not the first the file system lists.
     let mut entries: Vec<(PathBuf, bool)> = Vec::new();
-    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for entry in rd {
-        if entries.len() >= MAX_SORTED_ENTRIES {
-            break;
-        }
-        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
-        let path = entry.path();
-        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        if meta.is_dir() {
-            entries.push((path, true));
-        } else if path.extension().is_some_and(|x| x == "json") {
-            entries.push((path, false));
+    let mut rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    while *held < MAX_HELD_ENTRIES {
+        let Some(entry) = rd.next() else { break };
+        if let Some(e) = entry_of(entry)? {
+            entries.push(e);
+            *held += 1;
         }
     }
     entries.sort_unstable();
-    for (path, is_dir) in entries {
+    let n = entries.len();
+    // One entry into `out`, or walked; false once `out` is full.
+    let take = |(path, is_dir): (PathBuf, bool),
+                seen: &mut HashSet<PathBuf>,
+                held: &mut usize,
+                out: &mut Vec<PathBuf>|
+     -> Result<bool, String> {
         if out.len() >= room {
-            break;
+            return Ok(false);
         }
         if is_dir {
-            walk(&path, depth + 1, room, seen, out)?;
+            walk(&path, depth + 1, room, seen, held, out)?;
         } else {
             out.push(path);
+        }
+        Ok(true)
+    };
+    let mut more = true;
+    for e in entries {
+        more = take(e, seen, held, out)?;
+        if !more {
+            break;
+        }
+    }
+    *held -= n;
+    // What is left of a listing too long to hold: as the file system lists it.
+    while more {
+        let Some(entry) = rd.next() else { break };
+        if let Some(e) = entry_of(entry)? {
+            more = take(e, seen, held, out)?;
         }
     }
     Ok(())

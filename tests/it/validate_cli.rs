@@ -718,3 +718,38 @@ fn an_incomplete_comparison_is_listed_past_the_run_cap() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A folder whose listing is longer than the walk holds to sort is still read whole: the rest of
+/// it comes in the file system's order (38,000 folders and 4,000 spec files: 42,000 entries,
+/// 40,000 held). And past 40,000 folders in all the walk stops and says so.
+#[test]
+fn a_listing_too_long_to_sort_is_read_whole_and_folders_are_bounded() {
+    let dir = scratch("long-listing");
+    for k in 0..38_000 {
+        std::fs::create_dir(dir.join(format!("d{k:05}"))).unwrap();
+    }
+    for k in 0..4_000 {
+        std::fs::write(dir.join(format!("f{k:05}.json")), "{}").unwrap();
+    }
+    let o = common::kinspect(&["validate-schema", &dir.display().to_string()]);
+    let out = common::stdout(&o);
+    assert!(
+        out.lines()
+            .last()
+            .unwrap()
+            .starts_with("4000 files checked"),
+        "{}",
+        out.lines().last().unwrap()
+    );
+    for k in 38_000..40_001 {
+        std::fs::create_dir(dir.join(format!("d{k:05}"))).unwrap();
+    }
+    let o = common::kinspect(&["validate-schema", &dir.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("more than 40000 folders under the paths given"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
