@@ -140,3 +140,31 @@ fn decode_error_to_a_full_stderr_keeps_exit_2_without_a_panic() {
     let code = with_stderr(&["decode", "/nonexistent"], Stdio::from(full));
     assert_eq!(code, Some(2), "decode /nonexistent 2>/dev/full");
 }
+
+/// The records table written to standard output (`-o -`) ends quietly when its reader goes away,
+/// on both threads and on one: the parquet crate's wrapped `BrokenPipe`, and the writer thread's,
+/// reach the run as `BrokenPipe` (they were "parquet: External: Broken pipe", exit 2).
+#[test]
+fn a_parquet_table_into_a_closed_pipe_exits_0() {
+    for threads in ["2", "1"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_kinspect"))
+            .args([
+                "records",
+                "-f",
+                "parquet",
+                "-o",
+                "-",
+                "captures/mock-kcat-zstd.pcap",
+            ])
+            .env("KINSPECT_THREADS", threads)
+            .current_dir(common::repo())
+            .stdin(Stdio::null())
+            .stdout(closed_pipe())
+            .stderr(Stdio::piped())
+            .output()
+            .expect("run kinspect");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "threads {threads}: {err}");
+        assert!(err.is_empty(), "threads {threads}: {err}");
+    }
+}

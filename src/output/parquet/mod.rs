@@ -51,13 +51,13 @@ use parquet::schema::types::ColumnPath;
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, SyncSender};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 mod pages;
 mod rows;
 use pages::ColumnChunk;
-use rows::{other, take, Batch};
+use rows::{from_parquet, other, take, Batch};
 pub use rows::{pdus_schema, records_schema, PduRows, RecordRows, Rows};
 
 /// Rows gathered before they go to the writer.
@@ -196,7 +196,7 @@ impl Table {
         let file = BufWriter::with_capacity(WRITE_BUFFER, file);
         let (file, factory) = ArrowWriter::try_new(file, Arc::clone(&schema), Some(props))
             .and_then(ArrowWriter::into_serialized_writer)
-            .map_err(other)?;
+            .map_err(from_parquet)?;
         let leaves = file.schema_descr().columns();
         let leaves_of = schema
             .fields()
@@ -230,7 +230,7 @@ impl Table {
             None => self.writers.insert(
                 self.factory
                     .create_column_writers(self.groups)
-                    .map_err(other)?,
+                    .map_err(from_parquet)?,
             ),
         };
         let (mut leaf, mut arrays) = (0, batch.columns.iter());
@@ -247,11 +247,11 @@ impl Table {
             let array = arrays
                 .next()
                 .ok_or_else(|| other(format!("a batch without its {} column", field.name())))?;
-            for column in compute_leaves(field, array).map_err(other)? {
+            for column in compute_leaves(field, array).map_err(from_parquet)? {
                 let w = writers
                     .get_mut(leaf)
                     .ok_or_else(|| other("more leaf columns than the schema has"))?;
-                w.write(&column).map_err(other)?;
+                w.write(&column).map_err(from_parquet)?;
                 leaf += 1;
             }
         }
@@ -292,7 +292,7 @@ impl Table {
             return Ok(());
         };
         let leaves = self.file.schema_descr().columns().to_vec();
-        let mut group = self.file.next_row_group().map_err(other)?;
+        let mut group = self.file.next_row_group().map_err(from_parquet)?;
         for (leaf, w) in writers.into_iter().enumerate() {
             match self
                 .chunks
@@ -304,10 +304,10 @@ impl Table {
                 None => w
                     .close()
                     .and_then(|c| c.append_to_row_group(&mut group))
-                    .map_err(other)?,
+                    .map_err(from_parquet)?,
             }
         }
-        group.close().map_err(other)?;
+        group.close().map_err(from_parquet)?;
         self.groups += 1;
         self.rows = 0;
         Ok(())
@@ -316,7 +316,7 @@ impl Table {
     fn close(mut self) -> io::Result<()> {
         self.flush()?;
         // `finish` writes the footer and flushes through every buffer to the file.
-        self.file.finish().map_err(other)?;
+        self.file.finish().map_err(from_parquet)?;
         let len = self.file.bytes_written() as u64;
         cut_to(self.file.inner_mut().get_ref(), len)
     }
@@ -440,11 +440,29 @@ impl Store {
 /// encoded hold stays a few batches whatever the input's size.
 const QUEUED: usize = 2;
 
+/// Where rows go to the writer's thread, from either decoding thread. When the thread has
+/// stopped on an error, a send fails with that error (its kind kept: a reader that closed the
+/// pipe is `BrokenPipe`, which ends the run quietly), not with "the writer stopped".
+#[derive(Clone)]
+struct ToWriter {
+    jobs: SyncSender<Job>,
+    stopped: Arc<OnceLock<(io::ErrorKind, String)>>,
+}
+
+impl ToWriter {
+    fn send(&self, job: Job) -> io::Result<()> {
+        self.jobs.send(job).map_err(|_| match self.stopped.get() {
+            Some((kind, what)) => io::Error::new(*kind, what.clone()),
+            None => other("the writer stopped"),
+        })
+    }
+}
+
 /// Encodes and writes the files: on a thread of its own (Parquet encoding and compression is
 /// about half the work of a run, and the reading thread's is the other half), or here.
 enum Writer {
     Thread {
-        jobs: Option<SyncSender<Job>>,
+        jobs: Option<ToWriter>,
         thread: Option<JoinHandle<io::Result<()>>>,
     },
     Here(Store),
@@ -456,6 +474,11 @@ impl Writer {
             return Writer::Here(Store::default());
         }
         let (tx, rx) = mpsc::sync_channel::<Job>(QUEUED);
+        let to = ToWriter {
+            jobs: tx,
+            stopped: Arc::new(OnceLock::new()),
+        };
+        let stopped = Arc::clone(&to.stopped);
         let spawned = std::thread::Builder::new()
             .name("kinspect-parquet".into())
             .spawn(move || {
@@ -464,6 +487,7 @@ impl Writer {
                     let end = matches!(job, Job::End);
                     if let Err(e) = store.apply(job) {
                         let _ = store.close_all();
+                        let _ = stopped.set((e.kind(), e.to_string()));
                         return Err(e);
                     }
                     if end {
@@ -474,7 +498,7 @@ impl Writer {
             });
         match spawned {
             Ok(t) => Writer::Thread {
-                jobs: Some(tx),
+                jobs: Some(to),
                 thread: Some(t),
             },
             Err(_) => Writer::Here(Store::default()),
@@ -484,23 +508,15 @@ impl Writer {
     fn send(&mut self, job: Job) -> io::Result<()> {
         match self {
             Writer::Here(store) => store.apply(job),
-            Writer::Thread { jobs, .. } => {
-                let sent = jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
-                if sent {
-                    Ok(())
-                } else {
-                    // The thread stopped on an error: that error.
-                    Err(self
-                        .join()
-                        .err()
-                        .unwrap_or_else(|| other("the writer stopped")))
-                }
-            }
+            Writer::Thread { jobs, .. } => match jobs {
+                Some(to) => to.send(job),
+                None => Err(other("the writer stopped")),
+            },
         }
     }
 
     /// Where another thread hands its rows (when the files are written on a thread of their own).
-    fn sender(&self) -> Option<SyncSender<Job>> {
+    fn sender(&self) -> Option<ToWriter> {
         match self {
             Writer::Thread { jobs, .. } => jobs.clone(),
             Writer::Here(_) => None,

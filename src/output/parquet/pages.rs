@@ -21,7 +21,7 @@
 //! the last column the crate wrote from an Arrow list, and its level work for a table's every
 //! row (nearly all with no header) was most of what the writer's thread did besides writing.
 
-use super::rows::other;
+use super::rows::{from_parquet, other};
 use crate::wire::cursor::put_uvarint;
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding};
@@ -771,7 +771,7 @@ impl ColumnChunk {
         if let Some(s) = statistics {
             metadata = metadata.set_statistics(s);
         }
-        let metadata = metadata.build().map_err(other)?;
+        let metadata = metadata.build().map_err(from_parquet)?;
         let close = ColumnCloseResult {
             bytes_written: compressed as u64,
             rows_written: rows as u64,
@@ -788,7 +788,7 @@ impl ColumnChunk {
             pieces: &pieces,
             len: compressed as u64,
         };
-        group.append_column(&rope, close).map_err(other)
+        group.append_column(&rope, close).map_err(from_parquet)
     }
 }
 

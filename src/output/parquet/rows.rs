@@ -1,7 +1,7 @@
 //! The tables' schemas, and the Arrow builders rows gather in before they are written.
 
 use super::pages::{ColumnPages, Kind, Paged};
-use super::{Job, Pending, Tables, BATCH_BYTES, BATCH_ROWS};
+use super::{Job, Pending, Tables, ToWriter, BATCH_BYTES, BATCH_ROWS};
 use crate::capture::stats::Stats;
 use crate::diag::{Diagnostic, Severity};
 use crate::engine::{Half, Sink};
@@ -16,11 +16,22 @@ use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use std::fmt::Write as _;
 use std::io;
-use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 
 pub(super) fn other(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("parquet: {e}"))
+}
+
+/// The parquet crate's error as an I/O error; an I/O error the crate wrapped is given back as it
+/// was (a closed pipe stays `BrokenPipe`, which ends the run quietly).
+pub(super) fn from_parquet(e: parquet::errors::ParquetError) -> io::Error {
+    match e {
+        parquet::errors::ParquetError::External(inner) => match inner.downcast::<io::Error>() {
+            Ok(io) => *io,
+            Err(inner) => other(inner),
+        },
+        e => other(e),
+    }
 }
 
 fn list_of(t: DataType) -> DataType {
@@ -619,7 +630,7 @@ pub struct Rows {
     pub(super) input: String,
     /// The worker's half: the writer it hands its rows to itself, in its turn, and the number
     /// of the input its batch is of (set as the batch is handed over).
-    pub(super) to: Option<SyncSender<Job>>,
+    pub(super) to: Option<ToWriter>,
     pub(super) id: usize,
     /// Rows the reading thread gathered before this half's batch (of the input numbered), to go
     /// to the writer before the batch's ([`super::ParquetSink`]'s `hand_over`).
@@ -641,14 +652,13 @@ impl Rows {
     /// Hands the rows gathered to the writer (the worker's half only), after those carried.
     fn send(&mut self) -> io::Result<()> {
         if let (Some((id, carried)), Some(to)) = (self.carried.take(), &self.to) {
-            to.send(Job::Write(id, carried))
-                .map_err(|_| other("the writer stopped"))?;
+            to.send(Job::Write(id, carried))?;
         }
         let pending = take(self)?;
         match &self.to {
-            Some(to) if pending.0.is_some() || pending.1.is_some() => to
-                .send(Job::Write(self.id, pending))
-                .map_err(|_| other("the writer stopped")),
+            Some(to) if pending.0.is_some() || pending.1.is_some() => {
+                to.send(Job::Write(self.id, pending))
+            }
             _ => Ok(()),
         }
     }
