@@ -59,6 +59,11 @@ pub const MAX_REASSEMBLY_BUFFER: usize = 8 * 1024 * 1024;
 /// reserves is at most this many times what the capture brought of the frame.
 pub const RESERVE_AHEAD: usize = 16;
 
+/// Frame buffers the reassembly gathered, handed to the decoding thread and given back once
+/// decoded, kept for the next large frames (`pdu::spare`): at most this many bytes of them.
+/// A fresh buffer costs a page fault per 4 KiB the frame fills; kept, its pages stay mapped.
+pub const SPARE_FRAME_BYTES: usize = 4 * 1024 * 1024;
+
 /// Most TCP connections tracked at once; the oldest idle ones are flushed past this.
 pub const MAX_CONNECTIONS: usize = 65_536;
 

@@ -290,7 +290,13 @@ impl Framer {
             return;
         };
         if need > have && need > self.buf.capacity() && need / RESERVE_AHEAD <= have {
-            self.buf.reserve(need - self.buf.len());
+            match crate::pdu::spare::take(need) {
+                Some(mut kept) => {
+                    kept.extend_from_slice(&self.buf);
+                    self.buf = kept;
+                }
+                None => self.buf.reserve(need - self.buf.len()),
+            }
         }
     }
 
@@ -470,6 +476,29 @@ mod tests {
             (at, n) = (end, n + 1);
         }
         assert_eq!(out.0, [frame(10, 1), big, frame(3, 2)]);
+    }
+
+    /// A large frame is gathered in a buffer given back by the decoding thread (`pdu::spare`)
+    /// when one holds it, not in new memory; a size prefix alone still takes none.
+    #[test]
+    fn a_large_frame_is_gathered_in_a_kept_buffer() {
+        let kept = Vec::with_capacity(2 << 20);
+        let at = kept.as_ptr();
+        crate::pdu::spare::give(kept);
+        let big = frame(1 << 20, 7);
+        let mut f = Framer::new(0, true);
+        let mut out = Frames::default();
+        f.push(&big[..4], 1, 0, &mut out);
+        assert_eq!(
+            crate::pdu::spare::held(),
+            2 << 20,
+            "not for the size prefix alone"
+        );
+        f.push(&big[4..64 << 10], 2, 0, &mut out);
+        assert_eq!(f.buf.as_ptr(), at, "the kept buffer gathers the frame");
+        assert_eq!(crate::pdu::spare::held(), 0);
+        f.push(&big[64 << 10..], 3, 0, &mut out);
+        assert_eq!(out.0, [big]);
     }
 
     /// A size prefix alone reserves nothing: what the buffer holds stays within a few times

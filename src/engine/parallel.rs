@@ -15,15 +15,19 @@
 //! Frames are copied into a batch, but for those the TCP reassembly gathered from many segments
 //! (`FrameBuf::Assembled`, 16 KiB and more): the batch takes the buffer they were gathered in
 //! and the reassembly starts a new one, so the reading thread no longer copies a large frame a
-//! second time. The batches keep none of those buffers to give back to the reassembly: buffers
-//! kept that way each grew to the largest frame they ever held, and passed from connection to
-//! connection and from input to input, so the peak RSS rose with the input (summary of the
-//! benchmark capture: 31–33 MiB once, 38–41 three times, 44–46 six times; without: 26, 29–32,
-//! 28–30). The price is page faults, a new buffer growing for each large frame (`stats`: about
-//! 16 thousand instead of 10). The worker's tree still copies it (`Tree::reset`): a tree holding
-//! the buffer would share it with the walks that read it while they push nodes, and that
-//! reference count (or the check for it on every read of buffer 0) cost small frames more than
-//! the copy costs large ones (README, *Performance*).
+//! second time. Once the worker is done with a batch, those buffers come back to the reading
+//! thread and are kept for the reassembly's next large frames (`pdu::spare`), at most
+//! `limits::SPARE_FRAME_BYTES` of them, the smallest let go first. A kept buffer goes only to a
+//! frame whose size prefix says it needs that much room, and only once a sixteenth of the frame
+//! is in hand, so it never waits in an idle connection, nor grows: memory stays flat as the input
+//! grows (summary of the benchmark capture: 26–27 MiB once, 28–29 three and six times; 22–25
+//! without), and the page faults of a new buffer for each large frame are gone (20 thousand →
+//! 6 thousand; summary 1.24× and `stats` 1.35× faster). Buffers kept by connection instead, each
+//! growing to the largest frame it ever held, made the peak rise with the input. The worker's
+//! tree still copies the frame (`Tree::reset`): a tree holding the buffer would share it with
+//! the walks that read it while they push nodes, and that reference count (or the check for it
+//! on every read of buffer 0) cost small frames more than the copy costs large ones (README,
+//! *Performance*).
 //!
 //! Only frames that cannot change the session go to the worker, with a snapshot of the session
 //! (see [`Session::may_learn_from`]): the few responses the session learns from are decoded on
@@ -391,7 +395,8 @@ impl<H> Default for Job<H> {
 
 impl<H> Job<H> {
     /// Adds a frame: taken without a copy when the reassembly gathered it (the reassembly goes
-    /// on in a new buffer; a batch keeps none for it, see the module doc).
+    /// on in a new buffer; this one comes back to it through `pdu::spare` once the batch is
+    /// done, see the module doc).
     fn push(&mut self, origin: Origin, hints: Hints, data: FrameBuf<'_>) {
         self.size += data.bytes().len();
         let slot = match data {
@@ -411,12 +416,14 @@ impl<H> Job<H> {
     }
 
     /// Empties the batch for the next one, keeping its buffer of copied frames; the taken
-    /// ones are let go.
+    /// ones go back to the reassembly (`pdu::spare`).
     fn clear(&mut self) {
         self.frames.clear();
         self.bytes.clear();
         self.size = 0;
-        self.taken.clear();
+        for buf in self.taken.drain(..) {
+            crate::pdu::spare::give(buf);
+        }
         self.session = None;
         self.input = None;
     }
@@ -766,5 +773,43 @@ fn work<H: Half>(
         if done.send(d).is_err() {
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pdu::Assembled;
+
+    /// A frame the batch took in the buffer it was gathered in goes back to the reassembly's
+    /// kept buffers once the batch is done with (`pdu::spare`); a copied frame's bytes stay in
+    /// the batch's own buffer.
+    #[test]
+    fn a_taken_frame_buffer_is_kept_for_the_next_frames() {
+        let mut gathered = vec![9; 300 << 10];
+        gathered.extend_from_slice(&[1, 2, 3]);
+        let capacity = gathered.capacity();
+        let mut a = Assembled::new(gathered, 300 << 10);
+        let mut job = Job::<()>::default();
+        job.push(
+            Origin::default(),
+            Hints::default(),
+            FrameBuf::Assembled(&mut a),
+        );
+        job.push(
+            Origin::default(),
+            Hints::default(),
+            FrameBuf::Borrowed(&[5; 10]),
+        );
+        assert_eq!(
+            a.into_rest(),
+            [1, 2, 3],
+            "the reassembly keeps the bytes after the frame"
+        );
+        assert_eq!((job.taken.len(), job.size), (1, (300 << 10) + 10));
+        assert_eq!(crate::pdu::spare::held(), 0);
+        job.clear();
+        assert_eq!(crate::pdu::spare::held(), capacity);
+        assert!(job.taken.is_empty() && job.bytes.is_empty());
     }
 }
