@@ -482,6 +482,7 @@ mod tests {
     /// when one holds it, not in new memory; a size prefix alone still takes none.
     #[test]
     fn a_large_frame_is_gathered_in_a_kept_buffer() {
+        crate::pdu::spare::let_go();
         let kept = Vec::with_capacity(2 << 20);
         let at = kept.as_ptr();
         crate::pdu::spare::give(kept);

@@ -786,6 +786,7 @@ mod tests {
     /// the batch's own buffer.
     #[test]
     fn a_taken_frame_buffer_is_kept_for_the_next_frames() {
+        crate::pdu::spare::let_go();
         let mut gathered = vec![9; 300 << 10];
         gathered.extend_from_slice(&[1, 2, 3]);
         let capacity = gathered.capacity();
