@@ -156,10 +156,9 @@ impl Assembled {
 
 /// Frame buffers given back after a frame gathered in them was decoded on another thread, kept
 /// on the thread that reassembles for its next large frames, at most
-/// [`SPARE_FRAME_BYTES`](crate::limits::SPARE_FRAME_BYTES) of them. A frame the decoding
-/// thread takes is let go there; the memory glibc then gives back to the kernel was faulted in
-/// anew, a page at a time, for each next frame (summary of the benchmark capture: 20 thousand
-/// page faults, 9 thousand with these kept).
+/// [`SPARE_FRAME_BYTES`](crate::limits::SPARE_FRAME_BYTES) of them. Let go instead, their
+/// memory went back to the kernel and was faulted in anew, a page at a time, for each next
+/// frame (the figures: `engine::parallel`'s module doc).
 pub(crate) mod spare {
     use crate::limits::SPARE_FRAME_BYTES;
     use std::cell::RefCell;

@@ -21,8 +21,8 @@
 //! frame whose size prefix says it needs that much room, and only once a sixteenth of the frame
 //! is in hand, so it never waits in an idle connection, nor grows: memory stays flat as the input
 //! grows (summary of the benchmark capture: 26–27 MiB once, 28–29 three and six times; 22–25
-//! without), and the page faults of a new buffer for each large frame are gone (20 thousand →
-//! 6 thousand; summary 1.24× and `stats` 1.35× faster). Buffers kept by connection instead, each
+//! without), and the page faults of a new buffer for each large frame are gone (about 20
+//! thousand → 6–8 thousand; summary 1.24× and `stats` 1.35× faster). Buffers kept by connection instead, each
 //! growing to the largest frame it ever held, made the peak rise with the input. The worker's
 //! tree still copies the frame (`Tree::reset`): a tree holding the buffer would share it with
 //! the walks that read it while they push nodes, and that reference count (or the check for it
