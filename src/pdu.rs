@@ -77,6 +77,12 @@ pub struct Pdu {
 }
 
 impl Pdu {
+    /// The frame's bytes as decoded: with its size prefix when it came with one, as far as the
+    /// capture holds it; a log batch's bytes. The `pdus` table's `size` and the `size` field.
+    pub fn size(&self) -> usize {
+        self.tree.buf(0).len()
+    }
+
     /// The name resolved for the `TopicId` node `id`, if any.
     pub fn topic_name(&self, id: NodeId) -> Option<&str> {
         self.topic_names

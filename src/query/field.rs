@@ -144,6 +144,8 @@ pub enum Field {
     Dst,
     /// On a response: microseconds since its request.
     LatencyUs,
+    /// The frame's bytes, with its size prefix ([`Pdu::size`]).
+    Size,
     /// Non-zero error codes, by name.
     Error,
     /// Non-zero error codes, by number.
@@ -176,6 +178,7 @@ pub const FIELDS: &[(&str, &str)] = &[
     ("src", "sender address"),
     ("dst", "receiver address"),
     ("latency_us", "a response's microseconds since its request"),
+    ("size", "frame bytes, size prefix included (kafka.len + 4 when whole)"),
     ("error", "non-zero error codes, by name (or number)"),
     ("error_code", "non-zero error codes, by number"),
     ("topic", "topic names (entity topicName; TopicIds resolved)"),
@@ -275,6 +278,7 @@ impl Field {
             "src" => Field::Src,
             "dst" => Field::Dst,
             "latency_us" => Field::LatencyUs,
+            "size" => Field::Size,
             "error" => Field::Error,
             "error_code" => Field::ErrorCode,
             "topic" => Field::Topic,
@@ -390,6 +394,7 @@ impl Field {
                 one(a, f)
             }
             Field::LatencyUs => one(pdu.latency_ns.map(|n| Value::Float(n as f64 / 1e3)), f),
+            Field::Size => one(Some(Value::Int(pdu.size() as i64)), f),
             Field::Path(p) => {
                 if pdu.tree.nodes.is_empty() {
                     return true;

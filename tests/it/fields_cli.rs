@@ -97,13 +97,18 @@ fn mock_captures() -> Vec<std::path::PathBuf> {
 
 #[test]
 #[cfg_attr(not(kinspect_tshark), ignore = "needs tshark on the PATH")]
-fn frame_correlation_id_and_api_key_are_tsharks() {
+fn frame_correlation_id_api_key_and_size_are_tsharks() {
     let mut checked = 0;
     for path in common::bundled_captures() {
         let t = tshark_fields(
             &path,
             "kafka",
-            &["frame.number", "kafka.correlation_id", "kafka.api_key"],
+            &[
+                "frame.number",
+                "kafka.correlation_id",
+                "kafka.api_key",
+                "kafka.len",
+            ],
         );
         let k = kinspect_rows(
             &path,
@@ -118,6 +123,8 @@ fn frame_correlation_id_and_api_key_are_tsharks() {
                 "request_frame",
                 "-e",
                 "direction",
+                "-e",
+                "size",
             ],
         );
         // Several PDUs in one frame are one tshark row, values comma-joined.
@@ -149,6 +156,18 @@ fn frame_correlation_id_and_api_key_are_tsharks() {
                 "{}: frame {frame}: correlation ids",
                 path.display()
             );
+            // `size` is the frame's bytes with its size prefix, as captured: tshark's
+            // `kafka.len` (the prefix's value) + 4, but for a frame the snap length cut short,
+            // of which tshark shows the length declared and kinspect the bytes it has.
+            let cut = path.to_string_lossy().contains("snaplen");
+            for (x, len) in ours.iter().zip(r[3].split(',')) {
+                let (size, len): (u64, u64) = (x[5].parse().unwrap(), len.parse().unwrap());
+                assert!(
+                    size == len + 4 || (cut && size < len + 4 && size <= 128),
+                    "{}: frame {frame}: size {size}, kafka.len {len}",
+                    path.display()
+                );
+            }
             let keys: Vec<&str> = ours.iter().map(|x| x[2].as_str()).collect();
             if !r[2].is_empty() {
                 assert_eq!(

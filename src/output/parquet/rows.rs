@@ -195,8 +195,7 @@ impl PduRows {
         self.request_frame.append_option(pdu.request_frame);
         self.latency_us
             .append_option(pdu.latency_ns.map(|ns| ns as f64 / 1e3));
-        let size = pdu.tree.buf(0).len();
-        self.size.append_value(size as u32);
+        self.size.append_value(pdu.size() as u32);
         self.client_id.append_option(client_id(pdu));
         self.facts(pdu);
         for d in pdu.tree.diags.iter() {
