@@ -5,18 +5,24 @@ use kinspect::engine::{self, Filters, Sink};
 use kinspect::query::{Pairs, Query};
 use std::sync::Arc;
 
-/// The display filter's help: the language in a few lines.
-const FILTER_HELP: &str = "Show only the PDUs this expression selects (as tshark's -Y): \
-fields api, api_key, version, direction, client_id, correlation_id, frame, last_frame, \
-request_frame, time, stream, src, dst, latency_us, error, error_code, topic, partition, group, \
-producer_id, transactional_id, or a path body.Topics[].Name ([] any element); operators \
-== != < <= > >= contains matches in {a, b, lo..hi}; and or not (&& || !); parentheses; a field \
-alone tests presence. Repeated values: some value must match. Example: \
--Y 'api == Produce and error == NOT_LEADER_OR_FOLLOWER'. Capture notes are not shown with it.";
+/// The display filter's help: the language in a few lines, its fields named from
+/// [`kinspect::query::FIELDS`] (the list the parser and the "unknown field" error use).
+fn filter_help() -> String {
+    let fields: Vec<&str> = kinspect::query::FIELDS.iter().map(|f| f.0).collect();
+    format!(
+        "Show only the PDUs this expression selects (as tshark's -Y): fields {}, or a path \
+         body.Topics[].Name ([] any element); operators == != < <= > >= contains matches in \
+         {{a, b, lo..hi}}; and or not (&& || !); parentheses; a field alone tests presence. \
+         Repeated values: some value must match. Example: \
+         -Y 'api == Produce and error == NOT_LEADER_OR_FOLLOWER'. Capture notes are not shown \
+         with it.",
+        fields.join(", ")
+    )
+}
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct FilterArgs {
-    #[arg(long = "filter", short = 'Y', value_name = "EXPR", help = FILTER_HELP)]
+    #[arg(long = "filter", short = 'Y', value_name = "EXPR", help = filter_help())]
     pub filter: Option<String>,
     /// With --filter: show each selected request with its response and each selected response
     /// with its request (held until its response comes, up to limits::MAX_PAIRS_IN_FLIGHT).
