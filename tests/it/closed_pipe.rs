@@ -26,8 +26,14 @@ fn closed_pipe() -> Stdio {
 
 /// Runs kinspect with standard output into a closed pipe; returns (exit code, stderr).
 fn into_closed_stdout(args: &[&str]) -> (Option<i32>, String) {
+    into_closed_stdout_with(args, &[])
+}
+
+/// The same, with environment variables `env` set.
+fn into_closed_stdout_with(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
     let o = Command::new(env!("CARGO_BIN_EXE_kinspect"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(common::repo())
         .stdin(Stdio::null())
         .stdout(closed_pipe())
@@ -147,24 +153,18 @@ fn decode_error_to_a_full_stderr_keeps_exit_2_without_a_panic() {
 #[test]
 fn a_parquet_table_into_a_closed_pipe_exits_0() {
     for threads in ["2", "1"] {
-        let o = Command::new(env!("CARGO_BIN_EXE_kinspect"))
-            .args([
+        let (code, err) = into_closed_stdout_with(
+            &[
                 "records",
                 "-f",
                 "parquet",
                 "-o",
                 "-",
                 "captures/mock-kcat-zstd.pcap",
-            ])
-            .env("KINSPECT_THREADS", threads)
-            .current_dir(common::repo())
-            .stdin(Stdio::null())
-            .stdout(closed_pipe())
-            .stderr(Stdio::piped())
-            .output()
-            .expect("run kinspect");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(0), "threads {threads}: {err}");
+            ],
+            &[("KINSPECT_THREADS", threads)],
+        );
+        assert_eq!(code, Some(0), "threads {threads}: {err}");
         assert!(err.is_empty(), "threads {threads}: {err}");
     }
 }
