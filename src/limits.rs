@@ -193,6 +193,11 @@ pub const MAX_REPORT_TIME_BUCKETS: usize = 60;
 /// together as "other" (the API key and error code are wire data: 65,536 possible values each).
 pub const MAX_REPORT_SERIES: usize = 64;
 
+/// Latencies of one API kept one by one, so that `stats` and the report give its percentiles
+/// exactly; past this many they come from log-linear buckets (each value within 1/256 of its
+/// bucket's midpoint). 32 KiB an API.
+pub const MAX_EXACT_LATENCIES: usize = 4096;
+
 /// Slowest requests the report keeps with their decoded trees (a tree is rendered only while
 /// its PDU is among them).
 pub const MAX_REPORT_SLOWEST: usize = 100;

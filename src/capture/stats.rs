@@ -1,10 +1,12 @@
 //! Statistics of a decoded capture, in bounded memory: PDUs and bytes per API and version,
-//! error codes by name, latency percentiles per API (log-bucketed histograms, about 3% wide),
+//! error codes by name, latency percentiles per API (exact while an API has at most
+//! [`MAX_EXACT_LATENCIES`] latencies, from log-linear buckets 1/128 wide past that),
 //! clients by client id, bytes per direction, diagnostics and notes by code, and what the
 //! captures held besides Kafka (connections not recognised, with their bytes).
 
 use super::CaptureSummary;
 use crate::diag::{Diagnostic, Severity};
+use crate::limits::MAX_EXACT_LATENCIES;
 use crate::pdu::{Direction, Origin, Pdu};
 use crate::protocol::errors::error_name;
 use crate::wire::tree::{Kind, Value};
@@ -12,13 +14,19 @@ use std::collections::BTreeMap;
 
 /// Distinct client ids counted by name; the rest are counted together.
 const MAX_CLIENT_IDS: usize = 10_000;
-/// Linear sub-buckets per power of two in the latency histogram.
-const SUB_BITS: u32 = 5;
+/// Linear sub-buckets per power of two in the latency histogram (2^7: a bucket's midpoint is
+/// within 1/256 of every value in it).
+const SUB_BITS: u32 = 7;
 
-/// A latency histogram: exact count, min, max and sum; percentiles from log-linear buckets.
+/// A latency histogram: exact count, min, max and sum; percentiles from the latencies
+/// themselves while there are at most [`MAX_EXACT_LATENCIES`] of them, else from log-linear
+/// buckets.
 #[derive(Clone, Debug, Default)]
 pub struct Histogram {
     buckets: BTreeMap<u32, u64>,
+    /// Every latency recorded, while `count` is at most [`MAX_EXACT_LATENCIES`] (then
+    /// `exact.len() == count`); emptied for good past it.
+    exact: Vec<i64>,
     pub count: u64,
     pub min_ns: i64,
     pub max_ns: i64,
@@ -55,8 +63,19 @@ impl Histogram {
         self.min_ns = self.min_ns.min(v);
         self.max_ns = self.max_ns.max(v);
         self.sum_ns += v as i128;
+        let exact = self.is_exact();
         self.count += 1;
+        if exact && self.exact.len() < MAX_EXACT_LATENCIES {
+            self.exact.push(v);
+        } else {
+            self.exact = Vec::new();
+        }
         *self.buckets.entry(bucket(v as u64)).or_default() += 1;
+    }
+
+    /// Whether every latency counted is kept, so that percentiles are exact.
+    pub fn is_exact(&self) -> bool {
+        self.exact.len() as u64 == self.count
     }
 
     /// Adds another histogram's samples (exactly: the buckets are the same).
@@ -71,25 +90,41 @@ impl Histogram {
         self.min_ns = self.min_ns.min(o.min_ns);
         self.max_ns = self.max_ns.max(o.max_ns);
         self.sum_ns += o.sum_ns;
+        let exact = self.is_exact() && o.is_exact();
         self.count += o.count;
+        if exact && self.exact.len() + o.exact.len() <= MAX_EXACT_LATENCIES {
+            self.exact.extend_from_slice(&o.exact);
+        } else {
+            self.exact = Vec::new();
+        }
         for (&b, &n) in &o.buckets {
             *self.buckets.entry(b).or_default() += n;
         }
     }
 
-    /// The value below which `q` (0..=1) of the samples fall, within the bucket width and
+    /// The `q` quantile (0..=1) by nearest rank: the latency at rank ⌈q·count⌉ (at least 1)
+    /// in ascending order, as DuckDB's `quantile_disc` gives it. Exact while the latencies are
+    /// kept ([`Histogram::is_exact`]); past that, the midpoint of the bucket holding that rank,
     /// clamped to the exact min and max.
     pub fn quantile(&self, q: f64) -> Option<i64> {
         if self.count == 0 {
             return None;
         }
-        let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
-        // The extremes are known exactly; only inner ranks need the buckets.
+        // q in millionths, so that 0.9 of 10 is rank 9, not the 10 that 0.9's binary value
+        // times 10 can round up to.
+        let q = (q.clamp(0.0, 1.0) * 1e6).round() as u128;
+        let rank = ((q * u128::from(self.count)).div_ceil(1_000_000) as u64).max(1);
+        // The extremes are known exactly; only inner ranks need the latencies or buckets.
         if rank >= self.count {
             return Some(self.max_ns);
         }
         if rank == 1 {
             return Some(self.min_ns);
+        }
+        if self.is_exact() {
+            let mut v = self.exact.clone();
+            let (_, nth, _) = v.select_nth_unstable((rank - 1) as usize);
+            return Some(*nth);
         }
         let mut seen = 0;
         for (&b, &n) in &self.buckets {
@@ -335,7 +370,7 @@ mod tests {
             last = last.max(b);
             let mid = bucket_value(b) as f64;
             assert!(
-                (mid - v as f64).abs() <= (v as f64) / 32.0 + 1.0,
+                (mid - v as f64).abs() <= (v as f64) / 256.0 + 1.0,
                 "value {v} bucket mid {mid}"
             );
         }
@@ -347,12 +382,102 @@ mod tests {
         for ms in 1..=100 {
             h.record(ms * 1_000_000);
         }
-        let p50 = h.quantile(0.5).unwrap() as f64 / 1e6;
-        let p99 = h.quantile(0.99).unwrap() as f64 / 1e6;
-        assert!((p50 - 50.0).abs() <= 50.0 / 32.0, "{p50}");
-        assert!((p99 - 99.0).abs() <= 99.0 / 32.0, "{p99}");
+        // Nearest rank, as DuckDB's quantile_disc: of 1..=100 ms, p50 is 50 and p99 99.
+        assert!(h.is_exact());
+        assert_eq!(h.quantile(0.5), Some(50_000_000));
+        assert_eq!(h.quantile(0.9), Some(90_000_000));
+        assert_eq!(h.quantile(0.99), Some(99_000_000));
+        assert_eq!(h.quantile(0.29), Some(29_000_000));
         assert_eq!(h.quantile(1.0), Some(100_000_000));
         assert_eq!(h.quantile(0.0), Some(1_000_000));
         assert_eq!(Histogram::default().quantile(0.5), None);
+    }
+
+    /// 0.07 × 100 is 7 in decimal, but 7.000000000000001 in binary, whose ceiling is 8: the
+    /// rank must be 7, as DuckDB's (`select quantile_disc(x, 0.07) from range(1, 101) t(x)` is
+    /// 7, and 0.28 of `range(1, 26)` is 7).
+    #[test]
+    fn a_rank_is_not_rounded_up_by_binary_fractions() {
+        let mut h = Histogram::default();
+        // Recorded out of order: the rank is of the sorted latencies.
+        for v in (1..=100).rev() {
+            h.record(v);
+        }
+        assert_eq!(h.quantile(0.07), Some(7));
+        let mut h = Histogram::default();
+        for v in [
+            7, 3, 10, 1, 9, 2, 8, 4, 6, 5, 25, 11, 24, 12, 23, 13, 22, 14, 21, 15, 20, 16, 19, 17,
+            18,
+        ] {
+            h.record(v);
+        }
+        assert_eq!(h.quantile(0.28), Some(7));
+        assert_eq!(h.quantile(0.5), Some(13));
+    }
+
+    /// A tight spread (49 fetches of 101.8–103.5 ms, as in tansu-confluent-group.pcap) fell in
+    /// two 3% buckets: p50, p90 and p99 all showed the max. Kept latencies give the median.
+    #[test]
+    fn a_tight_spread_has_its_own_median() {
+        let mut h = Histogram::default();
+        for i in 0..49 {
+            h.record(101_800_000 + i * 35_000);
+        }
+        assert_eq!(h.quantile(0.5), Some(101_800_000 + 24 * 35_000));
+        assert_ne!(h.quantile(0.5), Some(h.max_ns));
+    }
+
+    #[test]
+    fn past_the_limit_quantiles_come_from_buckets_within_their_width() {
+        let n = MAX_EXACT_LATENCIES as i64 + 1;
+        let mut h = Histogram::default();
+        // 1 µs, 2 µs, … : rank r holds r µs.
+        for i in (1..=n).rev() {
+            h.record(i * 1000);
+        }
+        assert!(!h.is_exact());
+        assert!(h.exact.capacity() == 0, "the kept latencies are let go");
+        for q in [0.5, 0.9, 0.99] {
+            let rank = (q * n as f64).ceil();
+            let got = h.quantile(q).unwrap() as f64;
+            let want = rank * 1000.0;
+            assert!(
+                (got - want).abs() <= want / 256.0 + 1000.0,
+                "q {q}: {got} vs {want}"
+            );
+        }
+        assert_eq!(h.quantile(1.0), Some(n * 1000));
+    }
+
+    /// Two threads' histograms merged give what one thread counting them all gives: exact
+    /// while the two together are within the limit, buckets past it.
+    #[test]
+    fn merged_halves_are_one_histogram() {
+        for total in [
+            100,
+            MAX_EXACT_LATENCIES as i64,
+            MAX_EXACT_LATENCIES as i64 + 50,
+        ] {
+            let [mut one, mut a, mut b] = [(); 3].map(|_| Histogram::default());
+            for i in 0..total {
+                let v = (i * 7919) % 100_003 * 1000;
+                one.record(v);
+                if i < total / 3 {
+                    a.record(v)
+                } else {
+                    b.record(v)
+                }
+            }
+            a.merge(&b);
+            assert_eq!(a.is_exact(), total <= MAX_EXACT_LATENCIES as i64, "{total}");
+            assert_eq!(a.is_exact(), one.is_exact());
+            for q in [0.0, 0.25, 0.5, 0.9, 0.99, 1.0] {
+                assert_eq!(a.quantile(q), one.quantile(q), "{total} q {q}");
+            }
+            assert_eq!(
+                (a.count, a.min_ns, a.max_ns, a.sum_ns),
+                (one.count, one.min_ns, one.max_ns, one.sum_ns)
+            );
+        }
     }
 }
