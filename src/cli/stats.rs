@@ -98,5 +98,5 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     if let Some(b) = bar {
         b.clear();
     }
-    exit_code("kinspect", &outcome)
+    exit_code("kinspect stats", &outcome)
 }

@@ -14,14 +14,31 @@ use std::sync::Arc;
 
 impl<R: Route> Driver<'_, R> {
     pub(super) fn log_dir(&mut self, dir: &Path, name: String) {
-        let segs = match segments(dir) {
-            Ok(s) if s.is_empty() => {
-                let why = "a folder holding no `.log` segment (give a partition folder such as orders-0/, or files)";
-                return self.end_input(name, None, None, Some(why.into()));
-            }
-            Ok(s) => s,
+        let folder = match segments(dir) {
+            Ok(f) => f,
             Err(e) => return self.end_input(name, None, None, Some(e.to_string())),
         };
+        if folder.segments.is_empty() {
+            let mut why = String::from(
+                "no Kafka log segment in this folder (a segment is named by its base offset in 20 digits: 00000000000000000000.log)",
+            );
+            if folder.other_logs.count > 0 {
+                why += &format!(
+                    "; its .log files are not segments ({})",
+                    folder.other_logs.list("")
+                );
+            }
+            if folder.partitions.count > 0 {
+                why += &format!(
+                    "; it holds folders named as partitions, give one of them ({})",
+                    folder.partitions.list("/")
+                );
+            } else {
+                why += "; give a partition folder such as orders-0/, or a file by name";
+            }
+            return self.end_input(name, None, None, Some(why));
+        }
+        let segs = folder.segments;
         let info = InputInfo {
             name: &name,
             kind: InputKind::Log,
@@ -35,6 +52,21 @@ impl<R: Route> Driver<'_, R> {
             as_type: self.opts.records.as_type,
             ..Default::default()
         };
+        if folder.other_logs.count > 0 {
+            let d = crate::diag::Diagnostic::warning(
+                "not-a-segment",
+                "folder",
+                0,
+                format!(
+                    "not read: {} (a segment is named by its base offset in 20 digits; give a file by name to read it)",
+                    folder.other_logs.list("")
+                ),
+            );
+            // Named by the folder, as index notes are by their index file.
+            let saved = self.input_name.replace(Arc::from(name.as_str()));
+            self.note(&Origin::default(), &d);
+            self.input_name = saved;
+        }
         let outer = self.input_name.take();
         let mut failed = None;
         let mut index = 0u64;

@@ -14,7 +14,8 @@
 //! (warning: the file is no whole number of entries), `index-out-of-order`,
 //! `index-not-at-batch`, `index-offset-mismatch`, `index-past-end`, `timeindex-out-of-order`,
 //! `timeindex-offset-mismatch`, `timeindex-timestamp-mismatch`, `timeindex-offset-not-found`
-//! (errors).
+//! (errors). A folder's `.log` files not named by a base offset are not read, and named in one
+//! `not-a-segment` warning (engine/logdir.rs).
 
 use crate::diag::Diagnostic;
 use crate::wire::tree::{Kind, Tree, Value};
@@ -31,27 +32,83 @@ pub fn topic_of_folder(dir: &Path) -> Option<String> {
         .map(|(t, _)| t.to_string())
 }
 
-/// The `.log` segments of a partition folder, in base-offset order (their names are the base
-/// offset, zero-padded to 20 digits; others sort after them by name).
-pub fn segments(dir: &Path) -> io::Result<Vec<PathBuf>> {
-    let mut segs: Vec<(Option<u64>, PathBuf)> = Vec::new();
-    for e in std::fs::read_dir(dir)? {
-        let p = e?.path();
-        if p.extension().is_some_and(|x| x == "log") && p.is_file() {
-            let base = p
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .and_then(|s| s.parse::<u64>().ok());
-            segs.push((base, p));
+/// What a folder holds for reading it as a partition: its segments, and, by name, what looked
+/// like something else.
+#[derive(Debug, Default)]
+pub struct Folder {
+    /// The `.log` segments, in base-offset order.
+    pub segments: Vec<PathBuf>,
+    /// `.log` files not named by a base offset (a broker's own `server.log`, say), which are not
+    /// read: the first [`NAMED`] by name, and how many in all.
+    pub other_logs: Named,
+    /// Sub-folders named as partition folders (`orders-0`): the folder is a log directory.
+    pub partitions: Named,
+}
+
+/// Names kept to show (the first few in byte order) and how many there were.
+#[derive(Debug, Default)]
+pub struct Named {
+    pub first: std::collections::BTreeSet<String>,
+    pub count: usize,
+}
+
+/// How many names of skipped files or folders [`Named`] keeps to show.
+pub const NAMED: usize = 3;
+
+impl Named {
+    fn add(&mut self, name: String) {
+        self.count += 1;
+        self.first.insert(name);
+        if self.first.len() > NAMED {
+            self.first.pop_last();
         }
     }
-    segs.sort_by(|a, b| match (a.0, b.0) {
-        (Some(x), Some(y)) => x.cmp(&y),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => a.1.cmp(&b.1),
-    });
-    Ok(segs.into_iter().map(|(_, p)| p).collect())
+
+    /// `a, b, c` or `a, b, c, … (12 in all)`, each name followed by `suffix`.
+    pub fn list(&self, suffix: &str) -> String {
+        let mut s = self
+            .first
+            .iter()
+            .map(|n| format!("{n}{suffix}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if self.count > self.first.len() {
+            s.push_str(&format!(", … ({} in all)", self.count));
+        }
+        s
+    }
+}
+
+/// A segment's base offset from its file name: Kafka names a segment by its base offset,
+/// zero-padded to 20 digits (`00000000000000000000.log`); any other `.log` file is not one.
+fn base_offset(stem: &str) -> Option<u64> {
+    (stem.len() == 20 && stem.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| stem.parse().ok())
+        .flatten()
+}
+
+/// The `.log` segments of a partition folder, in base-offset order, and what else it holds
+/// that a user may have meant ([`Folder`]).
+pub fn segments(dir: &Path) -> io::Result<Folder> {
+    let mut segs: Vec<(u64, PathBuf)> = Vec::new();
+    let mut folder = Folder::default();
+    for e in std::fs::read_dir(dir)? {
+        let p = e?.path();
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        if p.is_dir() {
+            if topic_of_folder(&p).is_some() {
+                folder.partitions.add(name.unwrap_or_default());
+            }
+        } else if p.extension().is_some_and(|x| x == "log") && p.is_file() {
+            match p.file_stem().and_then(|s| s.to_str()).and_then(base_offset) {
+                Some(base) => segs.push((base, p)),
+                None => folder.other_logs.add(name.unwrap_or_default()),
+            }
+        }
+    }
+    segs.sort();
+    folder.segments = segs.into_iter().map(|(_, p)| p).collect();
+    Ok(folder)
 }
 
 /// What the indexes need of one complete batch.

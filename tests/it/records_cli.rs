@@ -274,6 +274,59 @@ fn a_partition_folder_reads_in_offset_order_with_its_indexes_checked() {
     let _ = std::fs::remove_dir_all(dir.parent().unwrap());
 }
 
+/// Kafka names a segment by its base offset in 20 digits; a broker's own logs (`server.log`,
+/// `controller.log`) and other `.log` files are not segments, and reading them as such gave
+/// pages of `corrupt-region` errors.
+#[test]
+fn only_files_named_by_a_base_offset_are_a_folders_segments() {
+    let dir = partition_folder("strays");
+    std::fs::write(
+        dir.join("server.log"),
+        "[2026-12-07 03:00:00,000] INFO started\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("123.log"), b"\0\0\0\0").unwrap();
+    let d = dir.to_str().unwrap();
+    let (rows, err, code) = jsonl(&["records", "-f", "jsonl", d]);
+    assert_eq!(code, 0, "{err}");
+    let offsets: Vec<i64> = rows.iter().map(|r| r["offset"].as_i64().unwrap()).collect();
+    assert_eq!(offsets, (0..10).collect::<Vec<_>>(), "{err}");
+    assert!(
+        err.contains("not-a-segment") && err.contains("123.log, server.log"),
+        "{err}"
+    );
+    assert!(!err.contains("corrupt"), "{err}");
+
+    // A broker's logs/ folder: nothing to read, and the files are named.
+    let logs = dir.parent().unwrap().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for f in [
+        "server.log",
+        "controller.log",
+        "state-change.log",
+        "log-cleaner.log",
+    ] {
+        std::fs::write(logs.join(f), "INFO\n").unwrap();
+    }
+    let o = kinspect(&["stats", logs.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("kinspect stats: ")
+            && err.contains("no Kafka log segment")
+            && err.contains("controller.log, log-cleaner.log, server.log, … (4 in all)"),
+        "{err}"
+    );
+
+    // A log directory (log.dirs): its partition folders are named.
+    let root = dir.parent().unwrap();
+    let o = kinspect(&["records", root.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("give one of them (orders-3/)"), "{err}");
+    let _ = std::fs::remove_dir_all(root);
+}
+
 #[test]
 fn wrong_index_entries_are_reported_at_their_file_offset() {
     let dir = partition_folder("bad");
