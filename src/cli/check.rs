@@ -1,7 +1,7 @@
 //! `kinspect check FILE...`: the conversation rules of `kinspect::check` over captures, through
 //! the engine into the check printer (`kinspect::output::check`). Prints one line per finding
 //! (or `--format jsonl`), then a count per rule; `--timeline` adds the quorum's timeline. Exit 1
-//! when an error-level rule fired.
+//! when an error-level rule fired. `--rules` lists the rules (`kinspect::output::check::write_rules`).
 
 use super::decode::{exit_code, inputs};
 use super::io::{self, errln};
@@ -13,8 +13,12 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// pcap or pcapng captures, KRaft log segments and snapshots; `-` reads standard input.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "rules")]
     pub files: Vec<PathBuf>,
+    /// List the rules instead (code, severity, family, what must hold, KIP and Kafka source;
+    /// with `-f jsonl` one object each) and read nothing.
+    #[arg(long, conflicts_with_all = ["files", "timeline"])]
+    pub rules: bool,
     /// Also treat this port as a Kafka broker port (repeatable).
     #[arg(long = "port", value_name = "PORT")]
     pub ports: Vec<u16>,
@@ -34,6 +38,23 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
+    if args.rules {
+        let mut w = match io::writer(args.output.as_ref()) {
+            Ok(w) => w,
+            Err(e) => {
+                errln!("kinspect check: {e}");
+                return EXIT_FAILURE;
+            }
+        };
+        return match kinspect::output::check::write_rules(&mut w, args.format) {
+            Ok(()) => EXIT_OK,
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => EXIT_OK,
+            Err(e) => {
+                errln!("kinspect check: {e}");
+                EXIT_FAILURE
+            }
+        };
+    }
     let Some(proto) = super::protocol_or_report(g, "kinspect check") else {
         return EXIT_FAILURE;
     };

@@ -106,6 +106,39 @@ impl<W: Write> CheckPrinter<W> {
 }
 
 /// A finding as one JSON object (the stable contract of `kinspect check --format jsonl`).
+/// Every rule of [`RULES`], in order: its code, severity and family, what must hold, and the
+/// KIP and Kafka source behind it (`kinspect check --rules`). Text: a heading line per rule and
+/// two indented lines; JSON Lines: one object per rule, `rule` being the code as in findings.
+pub fn write_rules(w: &mut dyn Write, format: CheckFormat) -> io::Result<()> {
+    for r in RULES {
+        match format {
+            CheckFormat::Text => writeln!(
+                w,
+                "{} ({}, {})\n    {}\n    {}; {}",
+                r.code,
+                r.severity.as_str(),
+                r.family,
+                r.statement,
+                r.kip,
+                r.source
+            )?,
+            CheckFormat::Jsonl => writeln!(
+                w,
+                "{}",
+                json!({
+                    "rule": r.code,
+                    "severity": r.severity.as_str(),
+                    "family": r.family,
+                    "statement": r.statement,
+                    "kip": r.kip,
+                    "source": r.source,
+                })
+            )?,
+        }
+    }
+    w.flush()
+}
+
 pub fn finding_json(file: &str, f: &Finding) -> serde_json::Value {
     json!({
         "file": file,

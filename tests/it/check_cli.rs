@@ -262,3 +262,83 @@ fn a_filter_narrows_the_findings_shown_not_the_conversation_the_rules_follow() {
     assert_eq!(code, 1, "{out}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `check --rules` lists every rule, and the README's rules table is that list, row for row:
+/// code, severity, what must hold, and "KIP; source". Each test the table names as where the
+/// rule fires exists.
+#[test]
+fn the_readme_rules_table_is_what_check_rules_lists() {
+    let (out, code) = kinspect(&["check", "--rules", "-f", "jsonl"]);
+    assert_eq!(code, 0, "{out}");
+    let rules: Vec<J> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(rules.len() >= 30, "{out}");
+    let readme = std::fs::read_to_string(common::repo().join("README.md")).unwrap();
+    let head = "| code | severity | what must hold | Kafka source | fires / stays silent in |";
+    let table: Vec<Vec<String>> = readme
+        .lines()
+        .skip_while(|l| *l != head)
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            l.trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect();
+    let got: Vec<Vec<String>> = rules
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap().to_string();
+            vec![
+                format!("`{}`", s("rule")),
+                s("severity"),
+                s("statement"),
+                format!("{}; {}", s("kip"), s("source")),
+            ]
+        })
+        .collect();
+    let want: Vec<Vec<String>> = table.iter().map(|row| row[..4].to_vec()).collect();
+    assert_eq!(
+        got, want,
+        "README rules table against `kinspect check --rules`"
+    );
+    // The tests named in the last column: `module::name` is `fn name` in tests/it/module.rs
+    // (`check::tests::name`: src/check/mod.rs); a name after `, …` is abbreviated, skipped.
+    for row in &table {
+        for group in row[4].split('`').skip(1).step_by(2) {
+            for name in group.split([',', ';']).map(str::trim) {
+                let Some((module, f)) = name.split_once("::") else {
+                    continue;
+                };
+                let (file, f) = match f.strip_prefix("tests::") {
+                    Some(f) => (common::repo().join(format!("src/{module}/mod.rs")), f),
+                    None => (common::repo().join(format!("tests/it/{module}.rs")), f),
+                };
+                let src = std::fs::read_to_string(&file)
+                    .unwrap_or_else(|e| panic!("{}: {e} (named for {})", file.display(), row[0]));
+                assert!(
+                    src.contains(&format!("fn {f}(")),
+                    "{} names {name}, not in {}",
+                    row[0],
+                    file.display()
+                );
+            }
+        }
+    }
+    // Text: a line naming each rule, its severity and family.
+    let (text, code) = kinspect(&["check", "--rules"]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains(
+            "sequence-gap (warning, producers)\n    per producer id, epoch and partition"
+        ),
+        "{text}"
+    );
+    // Files and --rules do not go together.
+    let (_, code) = kinspect(&["check", "--rules", "captures/mock-kcat-none.pcap"]);
+    assert_eq!(code, 2);
+}
