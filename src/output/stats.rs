@@ -163,6 +163,9 @@ fn latency_json(h: &Histogram) -> Value {
         "p99_ms": ms(h.quantile(0.99)),
         "max_ms": ms(Some(h.max_ns)),
         "mean_ms": ms(i64::try_from(h.sum_ns / i128::from(h.count.max(1))).ok()),
+        // Whether p50, p90 and p99 are exact (false past limits::MAX_EXACT_LATENCIES: within
+        // 0.4%, from buckets).
+        "exact": h.is_exact(),
     })
 }
 
@@ -297,6 +300,13 @@ pub fn write_text(w: &mut dyn Write, file: &str, st: &Stats) -> std::io::Result<
             f(Some(h.max_ns))
         )?;
     }
+    if st.latency.values().any(|h| !h.is_exact()) {
+        writeln!(
+            w,
+            "  (p50, p90 and p99 of an API with more than {} latencies come from buckets: within 0.4%)",
+            crate::limits::MAX_EXACT_LATENCIES
+        )?;
+    }
     writeln!(w, "\nError codes in responses")?;
     if st.errors.is_empty() {
         writeln!(w, "  (none)")?;
@@ -337,4 +347,37 @@ pub fn write_text(w: &mut dyn Write, file: &str, st: &Stats) -> std::io::Result<
         writeln!(w, "  {:<8} {:<32} {:>7}", sev.as_str(), code, n)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Percentiles past the kept latencies are said to be approximate, in JSON and text; exact
+    /// ones say nothing in text.
+    #[test]
+    fn bucketed_percentiles_are_marked() {
+        let mut st = Stats::new();
+        st.api_names.insert(1, "Fetch");
+        st.api_names.insert(3, "Metadata");
+        let n = crate::limits::MAX_EXACT_LATENCIES as i64;
+        for i in 0..=n {
+            st.latency.entry(1).or_default().record(1_000_000 + i);
+        }
+        st.latency.entry(3).or_default().record(2_000_000);
+        let j = to_json("f", &st);
+        assert_eq!(j["latency"]["Fetch"]["exact"], false, "{j}");
+        assert_eq!(j["latency"]["Metadata"]["exact"], true, "{j}");
+        let mut text = Vec::new();
+        write_text(&mut text, "f", &st).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(
+            text.contains("more than 4096 latencies come from buckets"),
+            "{text}"
+        );
+        st.latency.remove(&1);
+        let mut text = Vec::new();
+        write_text(&mut text, "f", &st).unwrap();
+        assert!(!String::from_utf8(text).unwrap().contains("buckets"));
+    }
 }

@@ -178,6 +178,7 @@ fn the_pdus_table_counts_what_stats_counts() {
             let api = r[0].as_str().unwrap();
             let l = &s["latency"][api];
             assert_eq!(r[1], l["count"], "{cap} {api}");
+            assert_eq!(l["exact"], true, "{cap} {api}");
             for (i, k) in [
                 (2, "min_ms"),
                 (3, "p50_ms"),
