@@ -193,9 +193,15 @@ pub const MAX_REPORT_TIME_BUCKETS: usize = 60;
 /// together as "other" (the API key and error code are wire data: 65,536 possible values each).
 pub const MAX_REPORT_SERIES: usize = 64;
 
+/// (API key, version) pairs `stats` and the report count one by one. PDUs of any other pair
+/// (only hostile or damaged traffic names so many) are counted together, without latencies or
+/// error codes, so that counts, latency histograms and error tallies stay bounded.
+pub const MAX_STATS_APIS: usize = 4096;
+
 /// Latencies of one API kept one by one, so that `stats` and the report give its percentiles
 /// exactly; past this many they come from log-linear buckets (each value within 1/256 of its
-/// bucket's midpoint). 32 KiB an API.
+/// bucket's midpoint). 32 KiB an API, and only for APIs the protocol knows (an unknown API key's
+/// latencies go to buckets alone), so a few MiB at most.
 pub const MAX_EXACT_LATENCIES: usize = 4096;
 
 /// Slowest requests the report keeps with their decoded trees (a tree is rendered only while

@@ -6,7 +6,7 @@
 
 use super::CaptureSummary;
 use crate::diag::{Diagnostic, Severity};
-use crate::limits::MAX_EXACT_LATENCIES;
+use crate::limits::{MAX_EXACT_LATENCIES, MAX_STATS_APIS};
 use crate::pdu::{Direction, Origin, Pdu};
 use crate::protocol::errors::error_name;
 use crate::wire::tree::{Kind, Value};
@@ -55,6 +55,16 @@ fn bucket_value(b: u32) -> u64 {
 
 impl Histogram {
     pub fn record(&mut self, ns: i64) {
+        self.add(ns, true);
+    }
+
+    /// Counts a latency in the buckets only: from then on the percentiles are not exact. For
+    /// the latencies of an API the protocol does not know, whose keys are not bounded by it.
+    pub fn record_bucketed(&mut self, ns: i64) {
+        self.add(ns, false);
+    }
+
+    fn add(&mut self, ns: i64, keep: bool) {
         let v = ns.max(0);
         if self.count == 0 {
             self.min_ns = v;
@@ -65,7 +75,7 @@ impl Histogram {
         self.sum_ns += v as i128;
         let exact = self.is_exact();
         self.count += 1;
-        if exact && self.exact.len() < MAX_EXACT_LATENCIES {
+        if keep && exact && self.exact.len() < MAX_EXACT_LATENCIES {
             self.exact.push(v);
         } else {
             self.exact = Vec::new();
@@ -147,6 +157,15 @@ pub struct ApiCounts {
     pub response_bytes: u64,
 }
 
+impl ApiCounts {
+    fn add(&mut self, o: &ApiCounts) {
+        self.requests += o.requests;
+        self.responses += o.responses;
+        self.request_bytes += o.request_bytes;
+        self.response_bytes += o.response_bytes;
+    }
+}
+
 /// Counts for one client id.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClientCounts {
@@ -156,8 +175,10 @@ pub struct ClientCounts {
 
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
-    /// (api key, version) → counts; API names beside them.
+    /// (api key, version) → counts, for at most [`MAX_STATS_APIS`] pairs; API names beside them.
     pub apis: BTreeMap<(i16, i16), ApiCounts>,
+    /// The PDUs of pairs past [`MAX_STATS_APIS`], counted together (no latency, no errors).
+    pub other_apis: ApiCounts,
     pub api_names: BTreeMap<i16, &'static str>,
     /// (api key, error code) → occurrences of that code in `*ErrorCode` fields of responses.
     pub errors: BTreeMap<(i16, i16), u64>,
@@ -192,21 +213,30 @@ impl Stats {
 
     /// Adds the counts of `o`, made from PDUs that came after this one's (a second thread's
     /// batch). Every count is a sum, so the result is what counting them all here gives, except
-    /// which client ids past [`MAX_CLIENT_IDS`] are counted by name.
+    /// which client ids past [`MAX_CLIENT_IDS`] and which API pairs past [`MAX_STATS_APIS`] are
+    /// counted by name.
     pub fn merge(&mut self, o: Stats) {
         for (k, c) in o.apis {
-            let m = self.apis.entry(k).or_default();
-            m.requests += c.requests;
-            m.responses += c.responses;
-            m.request_bytes += c.request_bytes;
-            m.response_bytes += c.response_bytes;
+            let m = if self.apis.contains_key(&k) || self.apis.len() < MAX_STATS_APIS {
+                self.apis.entry(k).or_default()
+            } else {
+                &mut self.other_apis
+            };
+            m.add(&c);
         }
+        self.other_apis.add(&o.other_apis);
         self.api_names.extend(o.api_names);
+        // Latencies and errors of the API keys counted by name here (the others' PDUs went to
+        // `other_apis`).
         for (k, n) in o.errors {
-            *self.errors.entry(k).or_default() += n;
+            if self.counts_key(k.0) {
+                *self.errors.entry(k).or_default() += n;
+            }
         }
         for (k, h) in &o.latency {
-            self.latency.entry(*k).or_default().merge(h);
+            if self.counts_key(*k) {
+                self.latency.entry(*k).or_default().merge(h);
+            }
         }
         for (id, c) in o.clients {
             let slot = if self.clients.contains_key(&id) || self.clients.len() < MAX_CLIENT_IDS {
@@ -228,6 +258,14 @@ impl Stats {
         for (k, n) in o.diagnostics {
             *self.diagnostics.entry(k).or_default() += n;
         }
+    }
+
+    /// Whether some version of API `key` is counted by name.
+    fn counts_key(&self, key: i16) -> bool {
+        self.apis
+            .range((key, i16::MIN)..=(key, i16::MAX))
+            .next()
+            .is_some()
     }
 
     pub fn note(&mut self, _origin: &Origin, d: &Diagnostic) {
@@ -269,6 +307,22 @@ impl Stats {
             self.unknown += 1;
             return;
         };
+        if !self.apis.contains_key(&(key, version)) && self.apis.len() >= MAX_STATS_APIS {
+            let c = &mut self.other_apis;
+            match dir {
+                Some(Direction::Request) => {
+                    c.requests += 1;
+                    c.request_bytes += len;
+                    self.count_client(pdu, len);
+                }
+                Some(Direction::Response) => {
+                    c.responses += 1;
+                    c.response_bytes += len;
+                }
+                None => {}
+            }
+            return;
+        }
         if let Some(name) = pdu.api_name {
             self.api_names.insert(key, name);
         }
@@ -283,7 +337,13 @@ impl Stats {
                 c.responses += 1;
                 c.response_bytes += len;
                 if let Some(l) = pdu.latency_ns {
-                    self.latency.entry(key).or_default().record(l);
+                    let h = self.latency.entry(key).or_default();
+                    // An API the protocol knows: their number is bounded by it.
+                    if pdu.api_name.is_some() {
+                        h.record(l);
+                    } else {
+                        h.record_bucketed(l);
+                    }
                 }
                 self.count_errors(pdu, key);
             }
@@ -479,5 +539,72 @@ mod tests {
                 (one.count, one.min_ns, one.max_ns, one.sum_ns)
             );
         }
+    }
+
+    fn pdu(key: i16, version: i16, dir: Direction, latency: Option<i64>, known: bool) -> Pdu {
+        Pdu {
+            direction: Some(dir),
+            api_key: Some(key),
+            api_version: Some(version),
+            api_name: known.then_some("Known"),
+            latency_ns: latency,
+            ..Pdu::default()
+        }
+    }
+
+    /// A capture naming more (API key, version) pairs than the limit (hostile or damaged
+    /// traffic) is counted in full, the pairs past it together, with no latency or error map
+    /// growing for them; so too when two threads' counts are merged.
+    #[test]
+    fn api_pairs_past_the_limit_are_counted_together() {
+        let n = MAX_STATS_APIS + 10;
+        let pairs: Vec<(i16, i16)> = (0..n)
+            .map(|i| ((i / 100) as i16 + 1000, (i % 100) as i16))
+            .collect();
+        let feed = |st: &mut Stats, ps: &[(i16, i16)]| {
+            for &(k, v) in ps {
+                st.pdu(&pdu(k, v, Direction::Request, None, false));
+                st.pdu(&pdu(k, v, Direction::Response, Some(1000), false));
+            }
+        };
+        let mut one = Stats::new();
+        feed(&mut one, &pairs);
+        assert_eq!(one.apis.len(), MAX_STATS_APIS);
+        assert_eq!(
+            (one.other_apis.requests, one.other_apis.responses),
+            (10, 10)
+        );
+        assert_eq!(one.requests, n as u64);
+        let latencies: u64 = one.latency.values().map(|h| h.count).sum();
+        assert_eq!(
+            latencies, MAX_STATS_APIS as u64,
+            "only the pairs counted by name"
+        );
+        assert!(one.latency.keys().all(|&k| one.counts_key(k)));
+        // Two halves, each under the limit, merged: the same totals, the same bound.
+        let (mut a, mut b) = (Stats::new(), Stats::new());
+        feed(&mut a, &pairs[..n / 2]);
+        feed(&mut b, &pairs[n / 2..]);
+        a.merge(b);
+        assert_eq!(a.apis.len(), MAX_STATS_APIS);
+        assert_eq!(a.other_apis, one.other_apis);
+        assert_eq!(a.apis, one.apis);
+        assert!(a.latency.keys().all(|&k| a.counts_key(k)));
+    }
+
+    /// Latencies are kept one by one only for APIs the protocol knows: an unknown key's go to
+    /// buckets, so hostile api keys cannot make each keep 4096 latencies.
+    #[test]
+    fn only_known_apis_keep_their_latencies() {
+        let mut st = Stats::new();
+        st.pdu(&pdu(3, 12, Direction::Response, Some(5), true));
+        st.pdu(&pdu(999, 0, Direction::Response, Some(5), false));
+        assert!(st.latency[&3].is_exact());
+        assert!(!st.latency[&999].is_exact());
+        assert_eq!(
+            st.latency[&999].quantile(0.5),
+            Some(5),
+            "min and max are still exact"
+        );
     }
 }

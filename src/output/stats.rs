@@ -179,6 +179,11 @@ pub fn to_json(file: &str, stats: &Stats) -> Value {
                    "responses": c.responses, "request_bytes": c.request_bytes, "response_bytes": c.response_bytes})
         })
         .collect();
+    let other = &stats.other_apis;
+    let other_apis = (other.requests + other.responses > 0).then(|| {
+        json!({"requests": other.requests, "responses": other.responses,
+               "request_bytes": other.request_bytes, "response_bytes": other.response_bytes})
+    });
     let errors: Vec<Value> = stats
         .errors
         .iter()
@@ -220,6 +225,8 @@ pub fn to_json(file: &str, stats: &Stats) -> Value {
         "unidentified": stats.unknown,
         "bytes": {"request": stats.request_bytes, "response": stats.response_bytes},
         "apis": apis,
+        // PDUs of (API, version) pairs past limits::MAX_STATS_APIS, when there were any.
+        "other_apis": other_apis,
         "errors": errors,
         "latency": Value::Object(latency),
         "clients": clients,
@@ -272,6 +279,19 @@ pub fn write_text(w: &mut dyn Write, file: &str, st: &Stats) -> std::io::Result<
             "  {:<34} {:>4} {:>9} {:>9} {:>12} {:>12}",
             api_label(st, k),
             v,
+            c.requests,
+            c.responses,
+            c.request_bytes,
+            c.response_bytes
+        )?;
+    }
+    let c = &st.other_apis;
+    if c.requests + c.responses > 0 {
+        writeln!(
+            w,
+            "  {:<34} {:>4} {:>9} {:>9} {:>12} {:>12}",
+            format!("(past {} API versions)", crate::limits::MAX_STATS_APIS),
+            "-",
             c.requests,
             c.responses,
             c.request_bytes,

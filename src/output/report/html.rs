@@ -387,6 +387,18 @@ pub fn page<W: Write>(r: &Report<W>, o: &ReportOptions) -> String {
             format!("#{}", c.response_bytes),
         ]);
     }
+    let c = &st.other_apis;
+    if c.requests + c.responses > 0 {
+        t.row(&[
+            format!("(past {} API versions)", crate::limits::MAX_STATS_APIS),
+            String::new(),
+            String::new(),
+            format!("#{}", c.requests),
+            format!("#{}", c.responses),
+            format!("#{}", c.request_bytes),
+            format!("#{}", c.response_bytes),
+        ]);
+    }
     t.close();
 
     // Latency.
