@@ -307,26 +307,16 @@ impl Stats {
             self.unknown += 1;
             return;
         };
-        if !self.apis.contains_key(&(key, version)) && self.apis.len() >= MAX_STATS_APIS {
-            let c = &mut self.other_apis;
-            match dir {
-                Some(Direction::Request) => {
-                    c.requests += 1;
-                    c.request_bytes += len;
-                    self.count_client(pdu, len);
-                }
-                Some(Direction::Response) => {
-                    c.responses += 1;
-                    c.response_bytes += len;
-                }
-                None => {}
+        // Pairs past the limit are counted together, without latency or errors.
+        let named = self.apis.contains_key(&(key, version)) || self.apis.len() < MAX_STATS_APIS;
+        let c = if named {
+            if let Some(name) = pdu.api_name {
+                self.api_names.insert(key, name);
             }
-            return;
-        }
-        if let Some(name) = pdu.api_name {
-            self.api_names.insert(key, name);
-        }
-        let c = self.apis.entry((key, version)).or_default();
+            self.apis.entry((key, version)).or_default()
+        } else {
+            &mut self.other_apis
+        };
         match dir {
             Some(Direction::Request) => {
                 c.requests += 1;
@@ -336,6 +326,9 @@ impl Stats {
             Some(Direction::Response) => {
                 c.responses += 1;
                 c.response_bytes += len;
+                if !named {
+                    return;
+                }
                 if let Some(l) = pdu.latency_ns {
                     let h = self.latency.entry(key).or_default();
                     // An API the protocol knows: their number is bounded by it.
