@@ -148,6 +148,14 @@ impl Histogram {
     }
 }
 
+/// Said under a latency table when some API's percentiles come from buckets
+/// ([`Histogram::is_exact`] false): by `stats` and the report alike.
+pub fn bucketed_note() -> String {
+    format!(
+        "p50, p90 and p99 of an API with more than {MAX_EXACT_LATENCIES} latencies come from buckets: within 0.4%"
+    )
+}
+
 /// Counts for one (API, version).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ApiCounts {

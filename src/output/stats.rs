@@ -321,11 +321,7 @@ pub fn write_text(w: &mut dyn Write, file: &str, st: &Stats) -> std::io::Result<
         )?;
     }
     if st.latency.values().any(|h| !h.is_exact()) {
-        writeln!(
-            w,
-            "  (p50, p90 and p99 of an API with more than {} latencies come from buckets: within 0.4%)",
-            crate::limits::MAX_EXACT_LATENCIES
-        )?;
+        writeln!(w, "  ({})", crate::capture::stats::bucketed_note())?;
     }
     writeln!(w, "\nError codes in responses")?;
     if st.errors.is_empty() {

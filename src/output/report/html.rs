@@ -443,6 +443,13 @@ pub fn page<W: Write>(r: &Report<W>, o: &ReportOptions) -> String {
             ]);
         }
         t.close();
+        if st.latency.values().any(|h| !h.is_exact()) {
+            let _ = write!(
+                s,
+                "<p class=\"muted\">{}.</p>",
+                esc(&crate::capture::stats::bucketed_note())
+            );
+        }
     }
 
     // Errors.
@@ -702,6 +709,25 @@ mod tests {
         assert_eq!(
             esc("<script>alert('x')</script>&\"\u{1b}"),
             "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;\\u{1b}"
+        );
+    }
+
+    /// As `stats` does, the report says when percentiles come from buckets, and only then.
+    #[test]
+    fn bucketed_percentiles_are_said_to_be() {
+        let mut r = Report::new(Vec::new(), ReportOptions::default());
+        r.stats.api_names.insert(1, "Fetch");
+        let h = r.stats.latency.entry(1).or_default();
+        h.record(1_000_000);
+        let note = crate::capture::stats::bucketed_note();
+        assert!(!page(&r, &ReportOptions::default()).contains(&note));
+        for i in 0..crate::limits::MAX_EXACT_LATENCIES as i64 {
+            r.stats.latency.get_mut(&1).unwrap().record(2_000_000 + i);
+        }
+        let p = page(&r, &ReportOptions::default());
+        assert!(
+            p.contains(&format!("<p class=\"muted\">{note}.</p>")),
+            "{p}"
         );
     }
 
