@@ -156,6 +156,12 @@ pub fn bucketed_note() -> String {
     )
 }
 
+/// The row of `stats` and the report that counts the PDUs of (API, version) pairs past
+/// [`MAX_STATS_APIS`].
+pub fn other_apis_label() -> String {
+    format!("(past {MAX_STATS_APIS} API versions)")
+}
+
 /// Counts for one (API, version).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ApiCounts {

@@ -105,7 +105,6 @@ impl<W: Write> CheckPrinter<W> {
     }
 }
 
-/// A finding as one JSON object (the stable contract of `kinspect check --format jsonl`).
 /// Every rule of [`RULES`], in order: its code, severity and family, what must hold, and the
 /// KIP and Kafka source behind it (`kinspect check --rules`). Text: a heading line per rule and
 /// two indented lines; JSON Lines: one object per rule, `rule` being the code as in findings.
@@ -139,6 +138,7 @@ pub fn write_rules(w: &mut dyn Write, format: CheckFormat) -> io::Result<()> {
     w.flush()
 }
 
+/// A finding as one JSON object (the stable contract of `kinspect check --format jsonl`).
 pub fn finding_json(file: &str, f: &Finding) -> serde_json::Value {
     json!({
         "file": file,

@@ -290,7 +290,7 @@ pub fn write_text(w: &mut dyn Write, file: &str, st: &Stats) -> std::io::Result<
         writeln!(
             w,
             "  {:<34} {:>4} {:>9} {:>9} {:>12} {:>12}",
-            format!("(past {} API versions)", crate::limits::MAX_STATS_APIS),
+            crate::capture::stats::other_apis_label(),
             "-",
             c.requests,
             c.responses,

@@ -82,9 +82,11 @@ impl Named {
 /// A segment's base offset from its file name: Kafka names a segment by its base offset,
 /// zero-padded to 20 digits (`00000000000000000000.log`); any other `.log` file is not one.
 fn base_offset(stem: &str) -> Option<u64> {
-    (stem.len() == 20 && stem.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| stem.parse().ok())
-        .flatten()
+    if stem.len() == 20 && stem.bytes().all(|b| b.is_ascii_digit()) {
+        stem.parse().ok()
+    } else {
+        None
+    }
 }
 
 /// The `.log` segments of a partition folder, in base-offset order, and what else it holds
@@ -92,17 +94,20 @@ fn base_offset(stem: &str) -> Option<u64> {
 pub fn segments(dir: &Path) -> io::Result<Folder> {
     let mut segs: Vec<(u64, PathBuf)> = Vec::new();
     let mut folder = Folder::default();
+    let name = |p: &Path| {
+        p.file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned())
+    };
     for e in std::fs::read_dir(dir)? {
         let p = e?.path();
-        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
         if p.is_dir() {
             if topic_of_folder(&p).is_some() {
-                folder.partitions.add(name.unwrap_or_default());
+                folder.partitions.add(name(&p));
             }
         } else if p.extension().is_some_and(|x| x == "log") && p.is_file() {
             match p.file_stem().and_then(|s| s.to_str()).and_then(base_offset) {
                 Some(base) => segs.push((base, p)),
-                None => folder.other_logs.add(name.unwrap_or_default()),
+                None => folder.other_logs.add(name(&p)),
             }
         }
     }

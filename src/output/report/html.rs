@@ -390,7 +390,7 @@ pub fn page<W: Write>(r: &Report<W>, o: &ReportOptions) -> String {
     let c = &st.other_apis;
     if c.requests + c.responses > 0 {
         t.row(&[
-            format!("(past {} API versions)", crate::limits::MAX_STATS_APIS),
+            crate::capture::stats::other_apis_label(),
             String::new(),
             String::new(),
             format!("#{}", c.requests),
