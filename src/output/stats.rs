@@ -396,4 +396,29 @@ mod tests {
         write_text(&mut text, "f", &st).unwrap();
         assert!(!String::from_utf8(text).unwrap().contains("buckets"));
     }
+
+    /// The PDUs of pairs past the limit get one row in text and an object in JSON; none
+    /// without them.
+    #[test]
+    fn pairs_past_the_limit_have_their_row() {
+        let mut st = Stats::new();
+        let j = to_json("f", &st);
+        assert_eq!(j["other_apis"], Value::Null);
+        st.other_apis.requests = 3;
+        st.other_apis.response_bytes = 70;
+        let j = to_json("f", &st);
+        assert_eq!(j["other_apis"]["requests"], 3, "{j}");
+        assert_eq!(j["other_apis"]["response_bytes"], 70, "{j}");
+        let mut text = Vec::new();
+        write_text(&mut text, "f", &st).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        let row = text
+            .lines()
+            .find(|l| l.contains("(past 4096 API versions)"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert_eq!(
+            row.split_whitespace().collect::<Vec<_>>()[4..],
+            ["-", "3", "0", "0", "70"]
+        );
+    }
 }
