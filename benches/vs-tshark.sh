@@ -4,7 +4,8 @@
 #   NO_TSHARK=1 benches/vs-tshark.sh BIG.pcap   (only kinspect against cat)
 # Needs a release build (cargo build --release) and tshark. Prints, for every output format,
 # the median wall time as a multiple of `cat BIG.pcap > /dev/null` measured in the same run, the
-# peak RSS on the capture given once and three times (memory must not grow with the input), and
+# cores it kept busy ((user + system time) / wall time; the target is both of two for every
+# format that decodes), the peak RSS on the capture given once and three times (memory must not grow with the input), and
 # the ratios against tshark: `decode --format summary` vs its field dump, `decode --format
 # jsonl` vs `tshark -T json`. Commands run several times, interleaved (rounds of every command),
 # and medians are compared (about 5 minutes with tshark).
@@ -43,12 +44,14 @@ jsonl-file|decode --format jsonl -o /tmp/kinspect-bench.jsonl'
 # $WRAP, GNU time's own cost; GNU time gives the peak RSS.
 WRAP=0
 measure() {
-  local name=$1 n=$2 i t0 t1; shift 2
+  local name=$1 n=$2 i t0 t1 TIMEFORMAT='%3U %3S'; shift 2
   for ((i = 0; i < n; i++)); do
     t0=$EPOCHREALTIME
-    /usr/bin/time -o "$DIR/t" -f "%M" "$@" >/dev/null 2>/dev/null
+    { time /usr/bin/time -o "$DIR/t" -f "%M" "$@" >/dev/null 2>/dev/null; } 2>"$DIR/cpu"
     t1=$EPOCHREALTIME
-    awk -v a="${t0/,/.}" -v b="${t1/,/.}" -v w="$WRAP" -v m="$(tail -1 "$DIR/t")" 'BEGIN { printf "%.3f %s\n", b - a - w, m }' >>"$DIR/$name"
+    # seconds, peak KiB, cores used: (user + system CPU time) / wall time, the CPU times from
+    # bash's `time` to the millisecond (GNU time's are in hundredths).
+    awk -v a="${t0/,/.}" -v b="${t1/,/.}" -v w="$WRAP" -v m="$(tail -1 "$DIR/t")" '{ s = b - a - w; printf "%.3f %s %.2f\n", s, m, (s > 0 ? ($1 + $2) / s : 0) }' "$DIR/cpu" >>"$DIR/$name"
   done
 }
 # GNU time's own cost: the median, over 9 pairs, of /bin/true under it less /bin/true without
@@ -59,8 +62,10 @@ for ((i = 0; i < 9; i++)); do
 done
 WRAP=$(awk '{ d = 2 * $2 - $1 - $3; printf "%.6f\n", (d > 0 ? d : 0) }' "$DIR/wrap" | sort -n | sed -n 5p)
 
-# median NAME: the median time of the runs; peak NAME: the highest peak RSS (KiB).
+# median NAME: the median time of the runs; peak NAME: the highest peak RSS (KiB); cores NAME:
+# the median of the cores each run kept busy.
 median() { local n; n=$(wc -l <"$DIR/$1"); sort -n "$DIR/$1" | sed -n "$(( (n + 1) / 2 ))p" | cut -d' ' -f1; }
+cores() { local n; n=$(wc -l <"$DIR/$1"); cut -d' ' -f3 "$DIR/$1" | sort -n | sed -n "$(( (n + 1) / 2 ))p"; }
 peak() { sort -n -k2 "$DIR/$1" | tail -1 | cut -d' ' -f2; }
 times() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 
@@ -87,16 +92,16 @@ while IFS='|' read -r name args; do
 done <<<"$FORMATS"
 
 CAT=$(median cat)
-printf '%-12s %9s %9s %11s %11s\n' format seconds "x cat" "RSS x1 MiB" "RSS x3 MiB" >&2
-printf '%-12s %9s %9s\n' cat "$CAT" 1.00x >&2
+printf '%-12s %9s %9s %6s %11s %11s\n' format seconds "x cat" cores "RSS x1 MiB" "RSS x3 MiB" >&2
+printf '%-12s %9s %9s %6s\n' cat "$CAT" 1.00x "$(cores cat)" >&2
 while IFS='|' read -r name args; do
   t=$(median "$name")
   x3=-
   [ -s "$DIR/$name-x3" ] && x3=$(( $(peak "$name-x3") / 1024 ))
-  printf '%-12s %9s %9s %11d %11s   (%s)\n' "$name" "$t" "$(times "$t" "$CAT")" $(( $(peak "$name") / 1024 )) "$x3" "$args" >&2
+  printf '%-12s %9s %9s %6s %11d %11s   (%s)\n' "$name" "$t" "$(times "$t" "$CAT")" "$(cores "$name")" $(( $(peak "$name") / 1024 )) "$x3" "$args" >&2
 done <<<"$FORMATS"
 T1=$(median jsonl1)
-printf '%-12s %9s %9s %11d   (KINSPECT_THREADS=1)\n' jsonl-1thr "$T1" "$(times "$T1" "$CAT")" $(( $(peak jsonl1) / 1024 )) >&2
+printf '%-12s %9s %9s %6s %11d   (KINSPECT_THREADS=1)\n' jsonl-1thr "$T1" "$(times "$T1" "$CAT")" "$(cores jsonl1)" $(( $(peak jsonl1) / 1024 )) >&2
 J=$(median jsonl); S=$(median summary)
 echo "filter vs jsonl: $(times "$J" "$(median filter)") (target >= 1x: a filter is no slower than printing everything); check vs summary: $(times "$(median check)" "$S") (target <= 1.5x)" >&2
 P=$(median parquet)
