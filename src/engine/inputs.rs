@@ -76,11 +76,16 @@ impl<R: Route> Driver<'_, R> {
             Some(k) => k,
             None => classify(Some(name), &head).map_err(|e| (None, e.to_string()))?,
         };
+        let empty = head.is_empty();
         let reader = io::Cursor::new(head).chain(reader);
         let info = super::InputInfo { name, kind };
         let begun = self.route.begin_input(&info);
         self.wrote(begun);
         let r = match kind {
+            // An empty input holds nothing whatever it was said to be (`stats` and `check` take
+            // every input as a capture): it is reported as empty, as every other command reports
+            // it, not as a capture without its header.
+            InputKind::Pcap if empty => Ok(None),
             InputKind::Pcap => self.capture(reader),
             InputKind::Hex => self.hex(BufReader::with_capacity(1 << 16, reader)),
             InputKind::Raw => self

@@ -31,6 +31,36 @@ fn an_empty_input_says_it_held_nothing_and_exits_0() {
         "{}",
         stderr(&o)
     );
+    // The same where the input is taken as a capture: by the commands that read only captures,
+    // and when the kind is forced. (They said "expected a pcap or pcapng magic number, but the
+    // input holds only 0 byte(s)" and exited 2, where `decode` and `report` exit 0.)
+    for args in [
+        &["stats", "/dev/null"][..],
+        &["check", "/dev/null"],
+        &["decode", "--input", "pcap", "/dev/null"],
+    ] {
+        let o = common::kinspect(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let who = format!(
+            "kinspect {}: /dev/null: empty: no Kafka frame in it",
+            args[0]
+        );
+        assert!(stderr(&o).contains(&who), "{args:?}: {}", stderr(&o));
+    }
+    // A capture with its header and no packet is no capture cut short either.
+    let header_only = common::captures_dir().join("mock-kcat-none.pcap");
+    let header = &std::fs::read(header_only).unwrap()[..24];
+    let path =
+        std::env::temp_dir().join(format!("kinspect-header-only-{}.pcap", std::process::id()));
+    std::fs::write(&path, header).unwrap();
+    let o = common::kinspect(&["stats", path.to_str().unwrap()]);
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("0 packets, no Kafka traffic recognised"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
