@@ -60,7 +60,7 @@ pub fn run(_args: &Args, _g: &Global) -> u8 {
 
 #[cfg(feature = "live")]
 pub fn run(args: &Args, g: &Global) -> u8 {
-    let Some(proto) = protocol_or_report(g, "kinspect") else {
+    let Some(proto) = protocol_or_report(g, "kinspect capture") else {
         return EXIT_FAILURE;
     };
     let live = LiveOptions {
@@ -76,7 +76,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             match std::fs::File::create(path) {
                 Ok(f) => Box::new(std::io::BufWriter::new(f)),
                 Err(e) => {
-                    errln!("kinspect: {path}: {e}");
+                    errln!("kinspect capture: {path}: {e}");
                     return EXIT_FAILURE;
                 }
             }
@@ -94,13 +94,13 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             &mut |_: kinspect::capture::Event<'_>| {},
         ) {
             Ok(s) => {
-                errln!("kinspect: {} packets written", s.packets);
+                errln!("kinspect capture: {} packets written", s.packets);
                 EXIT_OK
             }
             // `-w -` into a reader that went away: the capture ends quietly, as printing does.
             Err(kinspect::capture::CaptureError::Io(e)) if super::io::is_closed_pipe(&e) => EXIT_OK,
             Err(e) => {
-                errln!("kinspect: {e}");
+                errln!("kinspect capture: {e}");
                 EXIT_FAILURE
             }
         };
@@ -118,11 +118,11 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let outcome = kinspect::engine::run_live(&live, &opts, &mut printer);
     if let Some(s) = outcome.inputs.first().and_then(|i| i.capture.as_ref()) {
         errln!(
-            "kinspect: {} packets, {} Kafka frames on {} Kafka connection(s)",
+            "kinspect capture: {} packets, {} Kafka frames on {} Kafka connection(s)",
             s.packets,
             s.frames,
             s.kafka_connections
         );
     }
-    exit_code("kinspect", &outcome)
+    exit_code("kinspect capture", &outcome)
 }

@@ -69,7 +69,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         let data = match std::fs::read(file) {
             Ok(d) => d,
             Err(e) => {
-                errln!("kinspect: {name}: {e}");
+                errln!("kinspect corpus: {name}: {e}");
                 return EXIT_FAILURE;
             }
         };
@@ -115,7 +115,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             }
         });
         if let Err(e) = result {
-            errln!("kinspect: {name}: {e}");
+            errln!("kinspect corpus: {name}: {e}");
             return EXIT_FAILURE;
         }
         for (client, server) in streams.values() {
@@ -124,7 +124,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         seeds.push(("pcap", data[..data.len().min(args.max_pcap_bytes)].to_vec()));
         for (target, seed) in seeds {
             if let Err(e) = counts.write(&args.out, target, &seed) {
-                errln!("kinspect: {}: {e}", args.out.join(target).display());
+                errln!("kinspect corpus: {}: {e}", args.out.join(target).display());
                 return EXIT_FAILURE;
             }
         }

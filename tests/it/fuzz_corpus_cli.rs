@@ -78,3 +78,28 @@ fn corpus_cuts_one_seed_per_pdu_and_stream_as_tshark_counts_them() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// An input that is no capture is named, with the command, as every other subcommand names its
+/// failures (`corpus` said `kinspect:` where its other messages said `kinspect corpus:`).
+#[test]
+fn corpus_names_itself_and_the_input_it_cannot_read() {
+    let out = std::env::temp_dir().join(format!("kinspect-corpus-bad-{}", std::process::id()));
+    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let st = Command::new(env!("CARGO_BIN_EXE_kinspect"))
+        .arg("corpus")
+        .arg(&readme)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(st.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "kinspect corpus: {}: at byte 0: expected a pcap magic",
+            readme.display()
+        )),
+        "{err}"
+    );
+}
