@@ -28,12 +28,18 @@ impl<R: Route> Driver<'_, R> {
                     folder.other_logs.list("")
                 );
             }
+            if folder.captures.count > 0 {
+                why += &format!(
+                    "; it holds captures, give them by name ({})",
+                    folder.captures.list("")
+                );
+            }
             if folder.partitions.count > 0 {
                 why += &format!(
                     "; it holds folders named as partitions, give one of them ({})",
                     folder.partitions.list("/")
                 );
-            } else {
+            } else if folder.captures.count == 0 {
                 why += "; give a partition folder such as orders-0/, or a file by name";
             }
             return self.end_input(name, None, None, Some(why));

@@ -43,6 +43,20 @@ pub struct Folder {
     pub other_logs: Named,
     /// Sub-folders named as partition folders (`orders-0`): the folder is a log directory.
     pub partitions: Named,
+    /// Capture files (`.pcap`, `.pcapng`, `.cap`, also gzip- or zstd-compressed), which are
+    /// inputs of their own: a user who gives a folder of them means them.
+    pub captures: Named,
+}
+
+/// A capture file's name, compressed or not.
+fn is_capture_name(name: &str) -> bool {
+    let name = name
+        .strip_suffix(".gz")
+        .or_else(|| name.strip_suffix(".zst"))
+        .unwrap_or(name);
+    [".pcap", ".pcapng", ".cap"]
+        .iter()
+        .any(|x| name.len() > x.len() && name.ends_with(x))
 }
 
 /// Names kept to show (the first few in byte order) and how many there were.
@@ -109,6 +123,8 @@ pub fn segments(dir: &Path) -> io::Result<Folder> {
                 Some(base) => segs.push((base, p)),
                 None => folder.other_logs.add(name(&p)),
             }
+        } else if is_capture_name(&name(&p)) && p.is_file() {
+            folder.captures.add(name(&p));
         }
     }
     segs.sort();
@@ -377,6 +393,18 @@ impl IndexCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The names `kinspect` reads as captures (detection goes by content; this is only what a
+    /// refused folder names), compressed too; a bare extension or another ending is not one.
+    #[test]
+    fn capture_names() {
+        for n in ["a.pcap", "a.pcapng", "b.cap", "a.pcap.gz", "a.pcapng.zst"] {
+            assert!(is_capture_name(n), "{n}");
+        }
+        for n in [".pcap", "a.pcap.txt", "pcap", "a.log", "a.gz"] {
+            assert!(!is_capture_name(n), "{n}");
+        }
+    }
 
     fn span(position: u64, last_offset: i64, max_timestamp: i64) -> BatchSpan {
         BatchSpan {

@@ -325,6 +325,28 @@ fn only_files_named_by_a_base_offset_are_a_folders_segments() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("give one of them (orders-3/)"), "{err}");
     let _ = std::fs::remove_dir_all(root);
+
+    // A folder of captures: they are named, to be given as files (the first three in byte
+    // order, counted here from the folder itself).
+    let caps = common::captures_dir();
+    let mut names: Vec<String> = std::fs::read_dir(&caps)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".pcap"))
+        .collect();
+    names.sort();
+    let want = format!(
+        "; it holds captures, give them by name ({}, {}, {}, … ({} in all))",
+        names[0],
+        names[1],
+        names[2],
+        names.len()
+    );
+    let o = kinspect(&["stats", caps.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(&want), "{want}\n{err}");
+    assert!(!err.contains("give a partition folder"), "{err}");
 }
 
 #[test]
