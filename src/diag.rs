@@ -186,3 +186,28 @@ mod tests {
         assert_eq!(String::from(FieldPath::Text("")), "");
     }
 }
+
+/// A `serde_json` error's message without the " at line L column C" it ends with: for messages
+/// that name the place themselves (`FILE:LINE:COLUMN: …`, `line L column C: …`), so that it is
+/// said once.
+pub fn json_error_message(e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    match msg.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())) {
+        Some(m) => m.to_string(),
+        None => msg,
+    }
+}
+
+#[cfg(test)]
+mod json_error_tests {
+    /// serde_json's message carries the place; what is left is the message alone (and a
+    /// message without a place is kept whole).
+    #[test]
+    fn the_place_is_taken_off_once() {
+        let e = serde_json::from_str::<serde_json::Value>("{\n  \"a\": tru }").unwrap_err();
+        assert_eq!((e.line(), e.column()), (2, 11));
+        assert_eq!(super::json_error_message(&e), "expected ident");
+        let io = serde_json::Error::io(std::io::Error::other("gone"));
+        assert_eq!(super::json_error_message(&io), "gone");
+    }
+}

@@ -103,9 +103,10 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             Ok(v) => v,
             Err(e) => {
                 errln!(
-                    "kinspect encode: {name}:{}:{}: invalid JSON: {e}",
+                    "kinspect encode: {name}:{}:{}: invalid JSON: {}",
                     e.line(),
-                    e.column()
+                    e.column(),
+                    kinspect::diag::json_error_message(&e)
                 );
                 let _ = out.flush();
                 return EXIT_FAILURE;

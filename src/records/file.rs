@@ -395,7 +395,12 @@ pub fn decode_quorum_state<R: Read>(r: R) -> io::Result<Tree> {
                 "quorum-state-invalid",
                 "",
                 0,
-                format!("line {} column {}: {e}", e.line(), e.column()),
+                format!(
+                    "line {} column {}: {}",
+                    e.line(),
+                    e.column(),
+                    crate::diag::json_error_message(&e)
+                ),
             );
             t.error_node("", 0, 0, len, d);
             t.close(root, len);

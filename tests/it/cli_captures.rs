@@ -277,3 +277,18 @@ fn tshark_x_dump_of_a_capture_decodes_like_the_capture() {
     assert_eq!(a, b);
     assert_eq!(ca, cb);
 }
+
+/// JSON that does not parse is named by its line and column once (serde_json's own message
+/// ends with the place, which the prefix already gives), and stops the run with exit 2.
+#[test]
+fn encode_names_the_place_of_bad_json_once() {
+    // Column 18 is the `}` where `true` was expected to go on.
+    let input = b"{\"direction\": tru}\n";
+    let (_, err, code) = kinspect(&["encode", "-"], Some(input));
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "kinspect encode: -:1:18: invalid JSON: expected ident",
+        "{err}"
+    );
+}

@@ -110,7 +110,15 @@ impl Reproducer {
             path.to_path_buf()
         };
         let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-        let j: J = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        let j: J = serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{}:{}:{}: {}",
+                p.display(),
+                e.line(),
+                e.column(),
+                crate::diag::json_error_message(&e)
+            )
+        })?;
         Reproducer::from_json(&j).map_err(|e| format!("{}: {e}", p.display()))
     }
 
@@ -140,5 +148,20 @@ impl Reproducer {
         std::fs::write(dir.join("sequence.hex"), seq)?;
         std::fs::write(dir.join("session.pcap"), pcap)?;
         Ok(dir)
+    }
+}
+
+#[cfg(test)]
+mod load_tests {
+    /// A reproducer that is not JSON is named by file, line and column, the place said once.
+    #[test]
+    fn bad_json_is_named_by_file_line_and_column() {
+        let dir = std::env::temp_dir().join(format!("kinspect-repro-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("reproducer.json");
+        std::fs::write(&p, "{\n  \"cases\": [,]\n}\n").unwrap();
+        let e = super::Reproducer::load(&dir).err().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(e, format!("{}:2:13: expected value", p.display()));
     }
 }
