@@ -47,6 +47,9 @@ pub struct CheckPrinter<W: Write> {
     /// With `show` and pairs: the requests it selected, by (connection, correlation id), so
     /// that their responses' findings are shown too.
     pairs: Option<HashSet<(Option<u32>, i32)>>,
+    /// Text was printed before the counts (a finding or a timeline), which a blank line then
+    /// separates from them.
+    wrote: bool,
 }
 
 impl<W: Write> CheckPrinter<W> {
@@ -61,6 +64,7 @@ impl<W: Write> CheckPrinter<W> {
             errors: false,
             show: None,
             pairs: None,
+            wrote: false,
         }
     }
 
@@ -98,6 +102,7 @@ impl<W: Write> CheckPrinter<W> {
     fn found(&mut self, f: &Finding) -> io::Result<()> {
         *self.counts.entry(f.rule.code).or_default() += 1;
         self.errors |= f.severity() == Severity::Error;
+        self.wrote = true;
         match self.format {
             CheckFormat::Text => writeln!(self.w, "{}: {}", self.name, text_line(f)),
             CheckFormat::Jsonl => writeln!(self.w, "{}", finding_json(&self.name, f)),
@@ -203,7 +208,12 @@ impl<W: Write> Sink for CheckPrinter<W> {
                 } else {
                     t.render()
                 };
-                write!(self.w, "\n{name}: quorum timeline\n{body}")
+                let gap = if std::mem::replace(&mut self.wrote, true) {
+                    "\n"
+                } else {
+                    ""
+                };
+                write!(self.w, "{gap}{name}: quorum timeline\n{body}")
             }
             CheckFormat::Jsonl => t.events.iter().try_for_each(|e| {
                 writeln!(
@@ -217,7 +227,8 @@ impl<W: Write> Sink for CheckPrinter<W> {
 
     fn finish(&mut self) -> io::Result<()> {
         if self.format == CheckFormat::Text {
-            writeln!(self.w, "\nfindings per rule")?;
+            let gap = if self.wrote { "\n" } else { "" };
+            writeln!(self.w, "{gap}findings per rule")?;
             if self.counts.is_empty() {
                 writeln!(self.w, "  (none)")?;
             }
