@@ -337,6 +337,9 @@ pub fn write_text(w: &mut dyn Write, file: &str, st: &Stats) -> std::io::Result<
         )?;
     }
     writeln!(w, "\nClients by client id")?;
+    if st.clients.is_empty() && st.other_clients.requests == 0 {
+        writeln!(w, "  (none)")?;
+    }
     for (id, c) in &st.clients {
         let id = id
             .as_deref()

@@ -46,6 +46,20 @@ fn an_empty_input_says_it_held_nothing_and_exits_0() {
             args[0]
         );
         assert!(stderr(&o).contains(&who), "{args:?}: {}", stderr(&o));
+        // Its report of nothing says "(none)" in every list that has no header row.
+        if args[0] == "stats" {
+            let out = String::from_utf8_lossy(&o.stdout);
+            for list in [
+                "Error codes in responses",
+                "Clients by client id",
+                "Diagnostics",
+            ] {
+                assert!(
+                    out.contains(&format!("{list}\n  (none)\n")),
+                    "{list}: {out}"
+                );
+            }
+        }
     }
     // A capture with its header and no packet is no capture cut short either.
     let header_only = common::captures_dir().join("mock-kcat-none.pcap");
