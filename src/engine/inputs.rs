@@ -77,6 +77,14 @@ impl<R: Route> Driver<'_, R> {
             None => classify(Some(name), &head).map_err(|e| (None, e.to_string()))?,
         };
         let empty = head.is_empty();
+        // Taken as a capture (`stats`, `--input pcap`) but recognisably something else: said
+        // when the capture reader refuses it.
+        let looks_like = match (kind, self.opts.kind) {
+            (InputKind::Pcap, Some(_)) => classify(Some(name), &head)
+                .ok()
+                .filter(|k| matches!(k, InputKind::Log | InputKind::Hex)),
+            _ => None,
+        };
         let reader = io::Cursor::new(head).chain(reader);
         let info = super::InputInfo { name, kind };
         let begun = self.route.begin_input(&info);
@@ -86,7 +94,14 @@ impl<R: Route> Driver<'_, R> {
             // every input as a capture): it is reported as empty, as every other command reports
             // it, not as a capture without its header.
             InputKind::Pcap if empty => Ok(None),
-            InputKind::Pcap => self.capture(reader),
+            InputKind::Pcap => self.capture(reader).map_err(|e| match looks_like {
+                Some(k) => format!(
+                    "{e} (it looks like {}: `kinspect decode` and `kinspect records` read it \
+                     when its kind is left to detection)",
+                    kind_name(k)
+                ),
+                None => e,
+            }),
             InputKind::Hex => self.hex(BufReader::with_capacity(1 << 16, reader)),
             InputKind::Raw => self
                 .raw(BufReader::with_capacity(1 << 16, reader))
@@ -284,5 +299,15 @@ impl<R: Route> CaptureSink for Feed<'_, '_, R> {
         if !self.0.no_clock {
             self.0.clock(Some(ts_ns));
         }
+    }
+}
+
+/// An input kind in a sentence: "a pcap or pcapng capture".
+pub(super) fn kind_name(k: InputKind) -> &'static str {
+    match k {
+        InputKind::Hex => "a hex dump",
+        InputKind::Raw => "raw frames",
+        InputKind::Pcap => "a pcap or pcapng capture",
+        InputKind::Log => "a Kafka log file",
     }
 }

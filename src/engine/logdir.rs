@@ -44,6 +44,18 @@ impl<R: Route> Driver<'_, R> {
             }
             return self.end_input(name, None, None, Some(why));
         }
+        // Segments where the command reads captures only (`stats`), or where `--input` said
+        // another kind.
+        if let Some(k) = self.opts.kind.filter(|&k| k != InputKind::Log) {
+            let n = folder.segments.len();
+            let why = format!(
+                "a partition folder ({n} log segment{}), not {} (`kinspect decode` and \
+                 `kinspect records` read it when its kind is left to detection)",
+                if n == 1 { "" } else { "s" },
+                super::inputs::kind_name(k)
+            );
+            return self.end_input(name, None, None, Some(why));
+        }
         let segs = folder.segments;
         let info = InputInfo {
             name: &name,

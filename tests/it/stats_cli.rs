@@ -279,3 +279,56 @@ fn several_captures_are_counted_together_as_tshark_counts_each() {
         Some(&*format!("{} and {} more", files[0], paths.len() - 1))
     );
 }
+
+/// `stats` counts captures: a partition folder, a log segment or a hex dump given to it is
+/// refused with what it is and who reads it (a folder used to be read as a log, reported as
+/// "0 packets, 0 TCP connections" and one unidentified PDU; a segment or a dump got only the
+/// capture reader's "expected a pcap magic"). A capture beside them is still counted.
+#[test]
+fn a_log_or_a_hex_dump_given_to_stats_is_named_and_a_capture_beside_it_counted() {
+    let records = common::repo().join("tests/fixtures/records");
+    let folder = records.join("__consumer_offsets-0");
+    let segments = std::fs::read_dir(&folder)
+        .unwrap()
+        .filter(|e| {
+            let n = e.as_ref().unwrap().file_name();
+            let n = n.to_string_lossy();
+            n.len() == 24 && n.ends_with(".log") && n[..20].bytes().all(|b| b.is_ascii_digit())
+        })
+        .count();
+    assert_eq!(segments, 1);
+    let segment = folder.join("00000000000000000000.log");
+    let dump = records.join("lz4-kafka-checksum-magic2.hex");
+    let capture = common::captures_dir().join("mock-kcat-none.pcap");
+    let alone = common::kinspect(&["stats", capture.to_str().unwrap()]);
+    assert_eq!(alone.status.code(), Some(1), "the mock's ApiVersions reply");
+    let o = common::kinspect(&[
+        "stats",
+        folder.to_str().unwrap(),
+        segment.to_str().unwrap(),
+        dump.to_str().unwrap(),
+        capture.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let said = |path: &Path, what: &str| {
+        let line = format!("kinspect stats: {}: ", path.display());
+        let line = err.lines().find(|l| l.starts_with(&line)).unwrap_or("");
+        assert!(line.contains(what), "{what}: {err}");
+        assert!(
+            line.ends_with("`kinspect decode` and `kinspect records` read it when its kind is left to detection)"),
+            "{line:?}"
+        );
+    };
+    said(
+        &folder,
+        "a partition folder (1 log segment), not a pcap or pcapng capture",
+    );
+    said(&segment, "(it looks like a Kafka log file:");
+    said(&dump, "(it looks like a hex dump:");
+    assert_eq!(
+        common::stdout(&o),
+        common::stdout(&alone),
+        "the capture counted as alone"
+    );
+}
