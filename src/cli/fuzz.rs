@@ -27,8 +27,11 @@ pub struct Args {
     /// The broker, HOST:PORT; only loopback addresses (127.0.0.0/8, ::1) are accepted.
     #[arg(value_name = "HOST:PORT")]
     pub addr: String,
+    /// Output format.
     #[arg(long, short = 'f', value_enum, default_value = "text")]
     pub format: Format,
+    /// Seed of the cases and their mutations: the same seed against the same broker state sends
+    /// the same requests.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub seed: u64,
     /// Stop after N cases (default 1000 when --seconds is not given either).
@@ -73,6 +76,7 @@ pub struct Args {
     /// Broker re-runs per finding while minimising.
     #[arg(long, default_value_t = 200, value_name = "N")]
     pub minimise_budget: usize,
+    /// Stop after this many findings.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub max_findings: usize,
     /// Replay a saved finding (its reproducer.json or folder) and say whether it reproduces.

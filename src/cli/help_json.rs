@@ -30,6 +30,7 @@ fn tree(cmd: &Command) -> Value {
                 "path": path,
                 "global": a.is_global_set(),
                 "hidden": a.is_hide_set(),
+                "help": a.get_help().or(a.get_long_help()).map(|h| h.to_string()),
             })
         })
         .collect();

@@ -23,11 +23,13 @@ pub struct Args {
     /// The broker, HOST:PORT; only loopback addresses (127.0.0.0/8, ::1) are accepted.
     #[arg(value_name = "HOST:PORT")]
     pub addr: String,
+    /// Output format.
     #[arg(long, short = 'f', value_enum, default_value = "table")]
     pub format: Format,
     /// Varied requests per API version, besides the minimal, one-of-each and all-null ones.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub variants: u32,
+    /// Seed of the varied requests' values: the same seed sends the same requests.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub seed: u64,
     /// Per request: milliseconds to wait for the answer.
@@ -36,6 +38,7 @@ pub struct Args {
     /// The whole sweep: seconds.
     #[arg(long, default_value_t = 60, value_name = "S")]
     pub deadline: u64,
+    /// The whole sweep: requests at most (a `limit-reached` finding says where it stopped).
     #[arg(long, default_value_t = 5000, value_name = "N")]
     pub max_requests: usize,
     /// Also send APIs that delete data or change cluster state (see docs/probe.md).

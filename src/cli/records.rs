@@ -47,6 +47,7 @@ pub struct Args {
     /// (`orders-0/`); `-` or nothing for stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Output format.
     #[arg(long, short = 'f', value_enum, default_value = "line")]
     pub format: Out,
     /// The line for each record, kcat style (codes below); default

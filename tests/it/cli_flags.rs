@@ -39,6 +39,13 @@ fn problems(tree: &Value) -> Vec<String> {
         let long = a["long"].as_str().unwrap_or("");
         let short = a["short"].as_str().unwrap_or("");
         let id = a["id"].as_str().unwrap();
+        // `--help` shows every option with what it does (`--seed` and `--max-requests` of
+        // probe, among others, once stood there bare).
+        let hidden = a["hidden"].as_bool().unwrap_or(false);
+        if !hidden && a["help"].as_str().is_none_or(|h| h.trim().is_empty()) {
+            let name = if long.is_empty() { id } else { long };
+            bad.push(format!("{sub}: {name} has no help text"));
+        }
         if a["positional"].as_bool().unwrap() {
             continue;
         }
@@ -110,13 +117,19 @@ fn format_and_output_mean_the_same_in_every_subcommand() {
 fn the_rule_catches_a_format_without_f_and_an_oddly_named_output() {
     let t = serde_json::json!({"name": "kinspect", "hidden": false, "args": [], "subcommands": [
         {"name": "x", "hidden": false, "subcommands": [], "args": [
-            {"id": "format", "long": "format", "short": null, "value_names": ["FORMAT"], "positional": false, "path": false},
-            {"id": "out", "long": "out", "short": "o", "value_names": ["DIR"], "positional": false, "path": true},
-            {"id": "dump", "long": "dump", "short": null, "value_names": ["FILE"], "positional": false, "path": false}
+            {"id": "format", "long": "format", "short": null, "value_names": ["FORMAT"], "positional": false, "path": false, "help": "Output format."},
+            {"id": "out", "long": "out", "short": "o", "value_names": ["DIR"], "positional": false, "path": true, "help": "Where."},
+            {"id": "dump", "long": "dump", "short": null, "value_names": ["FILE"], "positional": false, "path": false, "help": "A dump."},
+            {"id": "seed", "long": "seed", "short": null, "value_names": ["N"], "positional": false, "path": false, "help": null},
+            {"id": "secret", "long": "secret", "short": null, "value_names": [], "positional": false, "path": false, "help": null, "hidden": true}
         ]}
     ]});
     let bad = problems(&t);
-    assert_eq!(bad.len(), 4, "{bad:#?}");
+    assert_eq!(bad.len(), 5, "{bad:#?}");
+    assert!(
+        bad.contains(&"x: seed has no help text".to_string()),
+        "{bad:#?}"
+    );
 }
 
 #[test]
