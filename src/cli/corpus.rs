@@ -28,14 +28,14 @@ pub struct Args {
     #[arg(long = "port", value_name = "PORT")]
     pub ports: Vec<u16>,
     /// Largest pcap seed: a bigger capture is cut there (the reader reports the cut).
-    #[arg(long, default_value_t = 64 * 1024)]
+    #[arg(long, default_value_t = 64 * 1024, value_name = "BYTES")]
     pub max_pcap_bytes: usize,
     /// Most bytes per direction in a stream seed (whole frames only; at least one frame).
-    #[arg(long, default_value_t = 16 * 1024)]
+    #[arg(long, default_value_t = 16 * 1024, value_name = "BYTES")]
     pub max_stream_bytes: usize,
     /// Most decode/ seeds per (direction, API key, version), to keep a corpus small yet
     /// varied; 0 keeps every frame.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_name = "N")]
     pub max_per_api: usize,
 }
 

@@ -49,6 +49,18 @@ fn problems(tree: &Value) -> Vec<String> {
         if a["positional"].as_bool().unwrap() {
             continue;
         }
+        // A value shown as clap's default, the id in capitals (`<MAX_PCAP_BYTES>`), where every
+        // other option names its value briefly (`<N>`, `<BYTES>`, `<FILE>`).
+        let names = a["value_names"].as_array().unwrap();
+        if a["takes_value"].as_bool().unwrap_or(true)
+            && names
+                .iter()
+                .any(|n| n.as_str().is_some_and(|n| n.contains('_')))
+        {
+            bad.push(format!(
+                "{sub}: --{long} shows its value as clap's default name"
+            ));
+        }
         if long == "format" && short != "f" {
             bad.push(format!("{sub}: --format without -f"));
         }
@@ -61,7 +73,6 @@ fn problems(tree: &Value) -> Vec<String> {
         if long == "output" && short != "o" {
             bad.push(format!("{sub}: --output without -o"));
         }
-        let names = a["value_names"].as_array().unwrap();
         let path_named = names
             .iter()
             .any(|n| matches!(n.as_str(), Some("FILE" | "DIR" | "PATH")));
@@ -121,11 +132,12 @@ fn the_rule_catches_a_format_without_f_and_an_oddly_named_output() {
             {"id": "out", "long": "out", "short": "o", "value_names": ["DIR"], "positional": false, "path": true, "help": "Where."},
             {"id": "dump", "long": "dump", "short": null, "value_names": ["FILE"], "positional": false, "path": false, "help": "A dump."},
             {"id": "seed", "long": "seed", "short": null, "value_names": ["N"], "positional": false, "path": false, "help": null},
+            {"id": "max_bytes", "long": "max-bytes", "short": null, "value_names": ["MAX_BYTES"], "positional": false, "path": false, "help": "At most.", "takes_value": true},
             {"id": "secret", "long": "secret", "short": null, "value_names": [], "positional": false, "path": false, "help": null, "hidden": true}
         ]}
     ]});
     let bad = problems(&t);
-    assert_eq!(bad.len(), 5, "{bad:#?}");
+    assert_eq!(bad.len(), 6, "{bad:#?}");
     assert!(
         bad.contains(&"x: seed has no help text".to_string()),
         "{bad:#?}"
