@@ -19,9 +19,8 @@ pub struct Args {
     /// with `-f jsonl` one object each) and read nothing.
     #[arg(long, conflicts_with_all = ["files", "timeline"])]
     pub rules: bool,
-    /// Also treat this port as a Kafka broker port (repeatable).
-    #[arg(long = "port", value_name = "PORT")]
-    pub ports: Vec<u16>,
+    #[command(flatten)]
+    pub port: super::Ports,
     /// `text` (one line per finding) or `jsonl` (one JSON object per finding).
     #[arg(long, short = 'f', value_name = "FORMAT", default_value = "text", value_parser = super::choice::<CheckFormat>())]
     pub format: CheckFormat,
@@ -61,7 +60,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let mut opts = engine::Options::new(proto);
     // Captures, and log segments / snapshots of `__cluster_metadata` (leader recovery).
     opts.kind = None;
-    opts.capture.ports = args.ports.clone();
+    opts.capture.ports = args.port.ports.clone();
     // Batch headers (producer ids, sequences) with their CRC checked are enough, except for
     // KRaft metadata records, which the records decoder reads in full all the same.
     opts.records.headers_only = true;

@@ -24,9 +24,8 @@ pub struct Args {
     /// Folder to write into (subfolders decode/, records/, stream/, pcap/ are created).
     #[arg(short = 'o', long = "output", alias = "out", value_name = "DIR")]
     pub out: PathBuf,
-    /// Extra ports to treat as Kafka brokers.
-    #[arg(long = "port", value_name = "PORT")]
-    pub ports: Vec<u16>,
+    #[command(flatten)]
+    pub port: super::Ports,
     /// Largest pcap seed: a bigger capture is cut there (the reader reports the cut).
     #[arg(long, default_value_t = 64 * 1024, value_name = "BYTES")]
     pub max_pcap_bytes: usize,
@@ -51,7 +50,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         return EXIT_FAILURE;
     };
     let opts = CaptureOptions {
-        ports: args.ports.clone(),
+        ports: args.port.ports.clone(),
         protocol: Some(kinspect::protocol::builtin()),
         ..CaptureOptions::default()
     };

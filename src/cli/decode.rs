@@ -114,9 +114,8 @@ pub struct Args {
     /// Show only PDUs (and capture notes) with error diagnostics.
     #[arg(long)]
     pub errors_only: bool,
-    /// Extra TCP ports to treat as Kafka brokers in captures.
-    #[arg(long, value_name = "P", value_delimiter = ',')]
-    pub port: Vec<u16>,
+    #[command(flatten)]
+    pub port: super::Ports,
     /// Read record keys and values as this internal topic's (consumer-offsets,
     /// transaction-state, share-group-state, cluster-metadata) or as plain data (raw), whatever
     /// the topic name (in a frame) or the folder (of a log file) says.
@@ -467,7 +466,7 @@ fn engine_options(args: &Args, g: &Global) -> Result<(engine::Options, Compiled)
     opts.kind = args.input;
     opts.hints = hints;
     opts.no_size_prefix = args.no_size_prefix;
-    opts.capture.ports = args.port.clone();
+    opts.capture.ports = args.port.ports.clone();
     opts.capture.show_secrets = args.print.show_secrets;
     opts.filters = Filters {
         api,

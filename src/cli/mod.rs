@@ -94,6 +94,16 @@ pub struct Global {
     pub color: ColorChoice,
 }
 
+/// `--port`, where captures are read: the same name, value, help and list syntax in every
+/// subcommand (`kinspect capture`'s, which limits what is captured, is its own).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Ports {
+    /// Also treat this TCP port as a Kafka broker's (repeatable, or comma-separated; the usual
+    /// ports and content detection apply anyway).
+    #[arg(long = "port", value_name = "PORT", value_delimiter = ',')]
+    pub ports: Vec<u16>,
+}
+
 /// A value parser for one of the library's named option enums: its names are the possible
 /// values, with their help lines (none where the library gives an empty one).
 pub fn choice<T: Choice + Clone + Send + Sync>() -> impl TypedValueParser<Value = T> {

@@ -61,9 +61,8 @@ pub struct Args {
     /// Force the kind of input instead of detecting it.
     #[arg(long, value_name = "KIND", value_parser = super::choice::<InputKind>())]
     pub input: Option<InputKind>,
-    /// Extra TCP ports to treat as Kafka brokers in captures.
-    #[arg(long, value_name = "P", value_delimiter = ',')]
-    pub port: Vec<u16>,
+    #[command(flatten)]
+    pub port: super::Ports,
     /// Read record keys and values as this internal topic's, or as plain data (raw).
     #[arg(long = "as", value_name = "TYPE", value_parser = parse_as)]
     pub as_type: Option<AsType>,
@@ -96,7 +95,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     };
     let mut opts = engine::Options::new(proto);
     opts.kind = args.input;
-    opts.capture.ports = args.port.clone();
+    opts.capture.ports = args.port.ports.clone();
     opts.records = RecordsOptions {
         raw: false,
         as_type: args.as_type,

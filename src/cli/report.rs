@@ -29,9 +29,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 20,
           value_parser = clap::value_parser!(u32).range(0..=MAX_REPORT_SLOWEST as i64))]
     pub slowest: u32,
-    /// Also treat this port as a Kafka broker port (repeatable).
-    #[arg(long = "port", value_name = "PORT")]
-    pub ports: Vec<u16>,
+    #[command(flatten)]
+    pub port: super::Ports,
     /// The page (and the rules) see only the PDUs the filter selects.
     #[command(flatten)]
     pub filter: super::filter_args::FilterArgs,
@@ -42,7 +41,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         return EXIT_FAILURE;
     };
     let mut opts = engine::Options::new(proto);
-    opts.capture.ports = args.ports.clone();
+    opts.capture.ports = args.port.ports.clone();
     // The page shows trees of the slowest responses and the rules read batch headers only:
     // record contents are not decoded (their CRCs are checked).
     opts.records.headers_only = true;

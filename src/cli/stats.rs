@@ -18,10 +18,8 @@ pub struct Args {
     /// Pcap or pcapng captures, counted together; `-` reads standard input.
     #[arg(value_name = "FILE", required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
-    /// Also treat this port as a Kafka broker port (repeatable; the usual ports and content
-    /// detection apply anyway).
-    #[arg(long = "port", value_name = "PORT")]
-    pub ports: Vec<u16>,
+    #[command(flatten)]
+    pub port: super::Ports,
     /// `text` tables or one `json` object.
     #[arg(long, short = 'f', value_name = "FORMAT", default_value = "text", value_parser = super::choice::<StatsFormat>())]
     pub format: StatsFormat,
@@ -38,7 +36,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     };
     let mut opts = engine::Options::new(proto);
     opts.kind = Some(InputKind::Pcap);
-    opts.capture.ports = args.ports.clone();
+    opts.capture.ports = args.port.ports.clone();
     // Statistics show no record contents: batch headers with their CRC checked are enough.
     opts.records = RecordsOptions {
         raw: false,

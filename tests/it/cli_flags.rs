@@ -161,3 +161,44 @@ fn old_spellings_still_work() {
         );
     }
 }
+
+/// `--port` means one thing wherever captures are read: the same help, value name and list
+/// syntax (decode and records took `<P>` and commas, the others `<PORT>` and repeats only, each
+/// with its own help line). `kinspect capture`'s limits what is captured, and is its own.
+#[test]
+fn port_is_the_same_option_wherever_captures_are_read() {
+    let t = tree();
+    let mut args = Vec::new();
+    walk(&t, &mut Vec::new(), &mut args);
+    let ports: Vec<(&str, &Value)> = args
+        .iter()
+        .filter(|(sub, a)| a["long"] == "port" && sub != "capture")
+        .map(|(sub, a)| (sub.as_str(), *a))
+        .collect();
+    let subs: Vec<&str> = ports.iter().map(|p| p.0).collect();
+    for s in ["decode", "records", "stats", "check", "report", "corpus"] {
+        assert!(subs.contains(&s), "{s} has no --port: {subs:?}");
+    }
+    for (sub, a) in &ports {
+        assert_eq!(a["help"], ports[0].1["help"], "{sub} --port");
+        assert_eq!(
+            a["value_names"],
+            serde_json::json!(["PORT"]),
+            "{sub} --port"
+        );
+    }
+    // Two ports, comma-separated, taken by every one of them.
+    let cap = common::captures_dir().join("mock-kcat-none.pcap");
+    let cap = cap.to_str().unwrap();
+    for sub in ["decode", "records", "stats", "check", "report"] {
+        let out = std::env::temp_dir().join(format!("kinspect-port-{sub}-{}", std::process::id()));
+        let out = out.to_str().unwrap();
+        let o = common::kinspect(&[sub, "--port", "19092,19093", cap, "-o", out]);
+        let _ = std::fs::remove_file(out);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{sub}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
