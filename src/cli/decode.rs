@@ -107,20 +107,15 @@ pub struct Args {
     /// Show only these APIs (names or keys; repeat or separate with commas).
     #[arg(long, value_name = "NAME|KEY", value_delimiter = ',')]
     pub api_filter: Vec<String>,
-    /// Captures: show only these TCP connections (numbered from 0 in order of appearance, as
-    /// tshark's `tcp.stream`; repeat or separate with commas).
-    #[arg(long, value_name = "N", value_delimiter = ',')]
-    pub stream: Vec<u32>,
+    #[command(flatten)]
+    pub stream: super::Streams,
     /// Show only PDUs (and capture notes) with error diagnostics.
     #[arg(long)]
     pub errors_only: bool,
     #[command(flatten)]
     pub port: super::Ports,
-    /// Read record keys and values as this internal topic's (consumer-offsets,
-    /// transaction-state, share-group-state, cluster-metadata) or as plain data (raw), whatever
-    /// the topic name (in a frame) or the folder (of a log file) says.
-    #[arg(long = "as", value_name = "TYPE", value_parser = parse_as)]
-    pub as_type: Option<AsType>,
+    #[command(flatten)]
+    pub as_type: super::RecordsAs,
     #[command(flatten)]
     pub filter: super::filter_args::FilterArgs,
     #[command(flatten)]
@@ -430,7 +425,7 @@ fn records(args: &Args, format: Format) -> RecordsOptions {
         });
     RecordsOptions {
         raw: records == RecordsMode::Raw,
-        as_type: args.as_type,
+        as_type: args.as_type.as_type,
         headers_only: records == RecordsMode::Checked,
     }
 }
@@ -470,7 +465,7 @@ fn engine_options(args: &Args, g: &Global) -> Result<(engine::Options, Compiled)
     opts.capture.show_secrets = args.print.show_secrets;
     opts.filters = Filters {
         api,
-        streams: args.stream.clone(),
+        streams: args.stream.stream.clone(),
         errors_only: args.errors_only,
         more: Vec::new(),
     };

@@ -104,6 +104,25 @@ pub struct Ports {
     pub ports: Vec<u16>,
 }
 
+/// `--stream`, where captures are read into PDUs or records (`decode`, `records`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Streams {
+    /// Captures: only these TCP connections (numbered from 0 in order of appearance, as
+    /// tshark's `tcp.stream`; repeat or separate with commas).
+    #[arg(long, value_name = "N", value_delimiter = ',')]
+    pub stream: Vec<u32>,
+}
+
+/// `--as`, where record keys and values are shown (`decode`, `records`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RecordsAs {
+    /// Read record keys and values as this internal topic's (consumer-offsets,
+    /// transaction-state, share-group-state, cluster-metadata) or as plain data (raw), whatever
+    /// the topic name (in a frame) or the folder (of a log file) says.
+    #[arg(long = "as", value_name = "TYPE", value_parser = decode::parse_as)]
+    pub as_type: Option<kinspect::records::AsType>,
+}
+
 /// A value parser for one of the library's named option enums: its names are the possible
 /// values, with their help lines (none where the library gives an empty one).
 pub fn choice<T: Choice + Clone + Send + Sync>() -> impl TypedValueParser<Value = T> {

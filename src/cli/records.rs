@@ -5,7 +5,7 @@
 //! checked). The extraction and the printers are the library's (`kinspect::output::records`,
 //! `kinspect::output::parquet`).
 
-use super::decode::{exit_code, inputs, parse_as};
+use super::decode::{exit_code, inputs};
 use super::io::errln;
 use super::terminal::Bar;
 use super::{Global, EXIT_FAILURE};
@@ -16,7 +16,6 @@ use kinspect::output::parquet::{Layout, ParquetSink, Tables};
 use kinspect::output::records::{
     HoldsRecords, RecordOptions, RecordPrinter, RecordsFormat, Template,
 };
-use kinspect::records::AsType;
 use kinspect::wire::decode::RecordsOptions;
 use std::path::{Path, PathBuf};
 
@@ -63,12 +62,10 @@ pub struct Args {
     pub input: Option<InputKind>,
     #[command(flatten)]
     pub port: super::Ports,
-    /// Read record keys and values as this internal topic's, or as plain data (raw).
-    #[arg(long = "as", value_name = "TYPE", value_parser = parse_as)]
-    pub as_type: Option<AsType>,
-    /// Captures: only these TCP connections (numbered from 0, as tshark's `tcp.stream`).
-    #[arg(long, value_name = "N", value_delimiter = ',')]
-    pub stream: Vec<u32>,
+    #[command(flatten)]
+    pub as_type: super::RecordsAs,
+    #[command(flatten)]
+    pub stream: super::Streams,
     /// Only the records of PDUs (and log batches) with error diagnostics.
     #[arg(long)]
     pub errors_only: bool,
@@ -83,7 +80,7 @@ pub struct Args {
 fn filters(args: &Args) -> Filters {
     Filters {
         api: Vec::new(),
-        streams: args.stream.clone(),
+        streams: args.stream.stream.clone(),
         errors_only: args.errors_only,
         more: vec![std::sync::Arc::new(HoldsRecords)],
     }
@@ -98,7 +95,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     opts.capture.ports = args.port.ports.clone();
     opts.records = RecordsOptions {
         raw: false,
-        as_type: args.as_type,
+        as_type: args.as_type.as_type,
         headers_only: false,
     };
     opts.filters = filters(args);

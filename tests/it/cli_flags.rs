@@ -202,3 +202,40 @@ fn port_is_the_same_option_wherever_captures_are_read() {
         );
     }
 }
+
+/// `decode` and `records` read the same inputs: an option they share says the same in both,
+/// but for those whose meaning differs with what is shown (PDUs or records), listed here.
+/// (`--as` and `--stream` had a shorter help in `records`, `--port` another value name.)
+#[test]
+fn decode_and_records_describe_their_common_options_alike() {
+    const DIFFER: &[&str] = &["format", "output", "errors-only"];
+    let t = tree();
+    let sub = |name: &str| {
+        t["subcommands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()["args"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let (decode, records) = (sub("decode"), sub("records"));
+    let mut shared = 0;
+    for a in &decode {
+        let Some(long) = a["long"].as_str() else {
+            continue;
+        };
+        let Some(b) = records.iter().find(|b| b["long"] == long) else {
+            continue;
+        };
+        shared += 1;
+        if DIFFER.contains(&long) {
+            continue;
+        }
+        assert_eq!(a["help"], b["help"], "--{long}");
+        assert_eq!(a["value_names"], b["value_names"], "--{long}");
+    }
+    assert!(shared >= 9, "only {shared} options shared");
+}
