@@ -30,9 +30,10 @@ pub struct Args {
     /// Stop after this many packets.
     #[arg(short = 'c', long = "count", value_name = "N")]
     pub count: Option<u64>,
-    /// A BPF filter instead of the one derived from --port.
+    /// A BPF capture filter (libpcap's syntax, as tcpdump's or tshark's -f) instead of the one
+    /// derived from --port.
     #[arg(long, value_name = "BPF")]
-    pub filter: Option<String>,
+    pub bpf: Option<String>,
     /// Write the packets as pcap to FILE (`-` = standard output) instead of printing PDUs (as
     /// `tshark -w`); the packet count still goes to standard error.
     #[arg(
@@ -45,6 +46,8 @@ pub struct Args {
     pub write: Option<String>,
     #[command(flatten)]
     pub print: PrintArgs,
+    #[command(flatten)]
+    pub filter: super::filter_args::FilterArgs,
 }
 
 /// A build without the `live` feature says how to get it, as a usage failure.
@@ -66,9 +69,13 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let live = LiveOptions {
         interface: args.interface.clone().unwrap_or_default(),
         packet_limit: args.count,
-        filter: args.filter.clone(),
+        filter: args.bpf.clone(),
     };
     let stdout = std::io::stdout();
+    if args.write.is_some() && args.filter.filter.is_some() {
+        errln!("kinspect capture: --filter selects the PDUs shown; with -o the packets are written as captured (narrow them with --bpf, or filter when decoding the file)");
+        return EXIT_FAILURE;
+    }
     if let Some(path) = args.write.as_deref() {
         let mut file: Box<dyn Write> = if path == "-" {
             Box::new(stdout.lock())
@@ -112,10 +119,26 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let mut opts = kinspect::engine::Options::new(proto);
     opts.capture.ports = args.ports.clone();
     opts.capture.show_secrets = args.print.show_secrets;
+    // The display filter, as decode's; a BPF expression given to it is pointed to --bpf.
+    let compiled = match args.filter.apply(proto, &mut opts.filters) {
+        Ok(c) => c,
+        Err(e) => {
+            errln!("kinspect capture: {e}\n(a BPF capture filter is --bpf)");
+            return EXIT_FAILURE;
+        }
+    };
     // Line-buffered: every PDU reaches the terminal or pipe as soon as it is decoded.
     let w = std::io::LineWriter::new(stdout.lock());
     let mut printer = args.print.printer(w, g, stdout.is_terminal());
-    let outcome = kinspect::engine::run_live(&live, &opts, &mut printer);
+    let outcome = match compiled.pairs_of(&mut printer) {
+        Some(mut pairs) => {
+            let mut o = kinspect::engine::run_live(&live, &opts, &mut pairs);
+            // What --pairs showed decides, as the filters' do without it.
+            o.errors = pairs.errors;
+            o
+        }
+        None => kinspect::engine::run_live(&live, &opts, &mut printer),
+    };
     if let Some(s) = outcome.inputs.first().and_then(|i| i.capture.as_ref()) {
         errln!(
             "kinspect capture: {} packets, {} Kafka frames on {} Kafka connection(s)",

@@ -1,5 +1,6 @@
-//! `--filter/-Y EXPR` and `--pairs`, shared by `decode`, `stats` and `check`: the flags, and
-//! the one function that turns them into the engine's filters (`kinspect::query`).
+//! `--filter/-Y EXPR` and `--pairs`, shared by every subcommand that shows PDUs (`decode`,
+//! `records`, `stats`, `check`, `report`, `capture`): the flags, and the one function that turns
+//! them into the engine's filters (`kinspect::query`).
 
 use kinspect::engine::{self, Filters, Sink};
 use kinspect::query::{Pairs, Query};

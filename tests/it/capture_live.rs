@@ -162,3 +162,92 @@ fn live_pcap_stream_reads_back_to_the_same_frames() {
     .unwrap();
     assert_eq!(got, frames);
 }
+
+/// `-Y/--filter` is the display filter here too, as in `decode`: only the PDUs it selects are
+/// printed (with `--pairs`, each with its answer). The capture filter is `--bpf`.
+#[test]
+fn live_display_filter_selects_the_pdus_shown() {
+    if !can_capture() {
+        return;
+    }
+    let frames = real_frames();
+    // Produce requests by their API key (bytes 4..6 of the frame), and as many answers: the
+    // server in `play` answers each request in turn.
+    let produce = frames
+        .iter()
+        .filter(|f| f.0 == Direction::Request && f.1[4..6] == [0, 0])
+        .count();
+    assert!(produce > 0);
+    for (extra, want) in [
+        (
+            &["-Y", "api == Produce and direction == request"][..],
+            produce,
+        ),
+        (
+            &["-Y", "api == Produce and direction == request", "--pairs"][..],
+            2 * produce,
+        ),
+    ] {
+        let mut args = vec!["--format", "jsonl"];
+        args.extend_from_slice(extra);
+        let out = capture_around(&args, &frames);
+        let text = String::from_utf8_lossy(&out);
+        let pdus: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .filter(|l: &serde_json::Value| l.get("api_key").is_some())
+            .collect();
+        assert_eq!(pdus.len(), want, "{extra:?}: {text}");
+        assert!(pdus.iter().all(|p| p["api_key"] == 0), "{text}");
+    }
+}
+
+/// `kinspect capture ARGS`, stopped after 10 s if it has not ended (a capture that started
+/// would wait for packets): its exit code (`None`: it had to be stopped) and stderr.
+fn capture_within_10s(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kinspect"))
+        .arg("capture")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code();
+        }
+        if started.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (code, err)
+}
+
+/// A BPF expression given to `--filter` is a display filter that does not compile: said before
+/// any capture starts, with the way to the capture filter; a display filter does not go with
+/// writing the packets.
+#[test]
+fn a_bpf_expression_in_filter_points_to_bpf() {
+    let (code, err) = capture_within_10s(&["-i", "lo", "-c", "1", "--filter", "tcp port 9092"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("unknown field `tcp`"), "{err}");
+    assert!(err.contains("(a BPF capture filter is --bpf)"), "{err}");
+    let (code, err) =
+        capture_within_10s(&["-i", "lo", "-c", "1", "-Y", "api == Produce", "-o", "-"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("with -o the packets are written as captured"),
+        "{err}"
+    );
+}
