@@ -19,7 +19,6 @@ use kinspect::output::time::TimeFormat;
 use kinspect::output::{use_color, Format, Options, Printer};
 use kinspect::pdu::{Direction, Hints};
 use kinspect::protocol::Protocol;
-use kinspect::records::AsType;
 use kinspect::wire::decode::RecordsOptions;
 use std::io;
 use std::path::PathBuf;
@@ -159,13 +158,6 @@ pub enum RecordsMode {
     Checked,
     /// The field's bytes as base64, undecoded.
     Raw,
-}
-
-pub(super) fn parse_as(s: &str) -> Result<AsType, String> {
-    AsType::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = AsType::NAMES.iter().map(|(n, _)| *n).collect();
-        format!("expected one of {}", names.join(", "))
-    })
 }
 
 /// Resolves an API given by name (any case) or key.

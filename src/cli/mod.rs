@@ -25,6 +25,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use kinspect::choice::Choice;
 pub use kinspect::output::ColorChoice;
+use kinspect::records::AsType;
 use std::path::PathBuf;
 pub(crate) use terminal::{stdout_file, threads};
 
@@ -119,8 +120,15 @@ pub struct RecordsAs {
     /// Read record keys and values as this internal topic's (consumer-offsets,
     /// transaction-state, share-group-state, cluster-metadata) or as plain data (raw), whatever
     /// the topic name (in a frame) or the folder (of a log file) says.
-    #[arg(long = "as", value_name = "TYPE", value_parser = decode::parse_as)]
-    pub as_type: Option<kinspect::records::AsType>,
+    #[arg(long = "as", value_name = "TYPE", value_parser = parse_as)]
+    pub as_type: Option<AsType>,
+}
+
+fn parse_as(s: &str) -> Result<AsType, String> {
+    AsType::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = AsType::NAMES.iter().map(|(n, _)| *n).collect();
+        format!("expected one of {}", names.join(", "))
+    })
 }
 
 /// A value parser for one of the library's named option enums: its names are the possible
