@@ -1,7 +1,9 @@
 //! The human view: one `offset | bytes | field = value` row per node, in the spirit of
 //! `wasm-tools dump` and `tshark -V`. A container's row shows its own prefix bytes (count,
-//! length, null marker, tag and size); a leaf's row shows its bytes, cut after two rows so that
-//! a 1 MB record set does not flood the terminal. Diagnostics follow the PDU's rows.
+//! length, null marker, tag and size), and says `(N bytes)` where they are a byte length (a
+//! `records` field's size, a record's length) rather than the count its `[N]` shows; a leaf's
+//! row shows its bytes, cut after two rows so that a 1 MB record set does not flood the
+//! terminal. Diagnostics follow the PDU's rows.
 
 use super::json::{size_prefix, uuid_string};
 use super::{Options, Palette};
@@ -288,6 +290,26 @@ impl Rows<'_> {
         }
     }
 
+    /// ` (N bytes)` after a container whose prefix is a byte length rather than a count or a
+    /// marker ([`length_prefix`]), so that the row says what its bytes are.
+    fn put_length<W: Write + ?Sized>(&self, w: &mut W, n: &Node, count: usize) -> io::Result<()> {
+        let prefix = self.t.bytes(
+            n.buf,
+            crate::wire::tree::Span {
+                start: n.offset,
+                len: n.hdr as u32,
+            },
+        );
+        match length_prefix(n.kind, prefix, n.len.saturating_sub(n.hdr as u32), count) {
+            Some(len) => {
+                put(w, " (")?;
+                int(w, i64::from(len))?;
+                put(w, if len == 1 { " byte)" } else { " bytes)" })
+            }
+            None => Ok(()),
+        }
+    }
+
     fn put_label<W: Write + ?Sized>(&self, w: &mut W, label: Option<&str>) -> io::Result<()> {
         if let Some(l) = label {
             put(w, self.p.name())?;
@@ -337,7 +359,8 @@ impl Rows<'_> {
                         (Kind::Array, _) => {
                             put(w, "[")?;
                             int(w, count as i64)?;
-                            put(w, "]")
+                            put(w, "]")?;
+                            self.put_length(w, &n, count)
                         }
                         (Kind::TaggedSection, _) => {
                             int(w, count as i64)?;
@@ -386,8 +409,10 @@ impl Rows<'_> {
                             put(w, p.reset())
                         };
                         if matches!(cn.kind, Kind::Struct | Kind::Array) {
+                            let count = self.t.children(c).count();
                             self.row(w, cn.buf, cn.offset, cn.hdr as u32, depth + 1, |w| {
                                 index(w)?;
+                                self.put_length(w, &cn, count)?;
                                 if cn.value == Value::Null {
                                     put(w, " ")?;
                                     put(w, p.null())?;
@@ -555,6 +580,37 @@ impl Rows<'_> {
 
 /// Whether `char::escape_debug` leaves ASCII byte `b` as it is.
 #[inline(always)]
+/// The byte length a container's own prefix (`prefix`, all of its header bytes) gives, when it
+/// gives one: a `records` field's size (an int32, or an unsigned varint of the size + 1 when
+/// compact) on an array of batches, a record's length (a zigzag varint) on a record. `None` for
+/// a count, a null or presence marker, a bit field: the value read must use every prefix byte,
+/// equal the `content` bytes that follow the prefix, and, on an array, differ from its `count`
+/// of elements (a count prefix is that count).
+fn length_prefix(kind: Kind, prefix: &[u8], content: u32, count: usize) -> Option<u32> {
+    let uvarint = |b: &[u8]| -> Option<u64> {
+        let mut v = 0u64;
+        for (i, &x) in b.iter().enumerate().take(5) {
+            v |= u64::from(x & 0x7f) << (7 * i);
+            if x & 0x80 == 0 {
+                return (i + 1 == b.len()).then_some(v);
+            }
+        }
+        None
+    };
+    let value: i64 = match (kind, prefix.len()) {
+        (_, 0) => return None,
+        (Kind::Array, 4) => i64::from(i32::from_be_bytes(prefix.try_into().ok()?)),
+        (Kind::Array, _) => uvarint(prefix)? as i64 - 1,
+        (Kind::Struct, _) => {
+            let u = uvarint(prefix)?;
+            (u >> 1) as i64 ^ -((u & 1) as i64)
+        }
+        _ => return None,
+    };
+    let is_count = kind == Kind::Array && value == count as i64;
+    (value == i64::from(content) && !is_count).then_some(content)
+}
+
 fn plain(b: u8) -> bool {
     // 0x20..0x7f, and `&`, not `&&`: no branches, so that the chunk scan vectorizes.
     (b.wrapping_sub(0x20) < 0x5f) & (b != b'"') & (b != b'\'') & (b != b'\\')
@@ -612,6 +668,37 @@ fn quote<W: Write + ?Sized>(w: &mut W, s: &str, bare: bool) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only a prefix that reads, with every byte, as exactly the bytes that follow is a length;
+    /// a count, a marker and a bit field are not, nor is a truncated varint.
+    #[test]
+    fn a_prefix_is_shown_as_a_length_only_when_it_is_one() {
+        // A records field: int32 size, or compact (size + 1); a record: zigzag varint.
+        assert_eq!(
+            length_prefix(Kind::Array, &[0, 0, 0, 0xc3], 195, 1),
+            Some(195)
+        );
+        assert_eq!(length_prefix(Kind::Array, &[0xc4, 0x01], 195, 1), Some(195));
+        assert_eq!(
+            length_prefix(Kind::Struct, &[0x84, 0x05], 322, 9),
+            Some(322)
+        );
+        // The same bytes before a different length: not a length.
+        assert_eq!(length_prefix(Kind::Array, &[0, 0, 0, 0xc3], 194, 1), None);
+        assert_eq!(length_prefix(Kind::Struct, &[0x84, 0x05], 321, 9), None);
+        // A count prefix is the number of elements, even when the bytes match too.
+        assert_eq!(length_prefix(Kind::Array, &[0, 0, 0, 3], 3, 3), None);
+        assert_eq!(length_prefix(Kind::Array, &[0x01], 0, 0), None);
+        // A presence marker (1) and null (-1) of a nullable struct; the attributes' int16 bits.
+        assert_eq!(length_prefix(Kind::Struct, &[0x01], 0, 0), None);
+        assert_eq!(length_prefix(Kind::Struct, &[0xff], 0, 0), None);
+        assert_eq!(length_prefix(Kind::Struct, &[0x00, 0x00], 0, 5), None);
+        // A varint that does not end at the prefix's last byte, or does not end at all.
+        assert_eq!(length_prefix(Kind::Struct, &[0x04, 0x00], 2, 0), None);
+        assert_eq!(length_prefix(Kind::Struct, &[0x84, 0x85], 322, 0), None);
+        assert_eq!(length_prefix(Kind::Struct, &[], 0, 0), None);
+        assert_eq!(length_prefix(Kind::TaggedSection, &[0x00], 0, 0), None);
+    }
 
     /// The literal as the printer wrote it before it streamed: `char::escape_debug` per
     /// character (the oracle), cut after `MAX_STR` characters.

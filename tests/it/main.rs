@@ -77,6 +77,7 @@ mod stats_cli;
 #[path = "../fixtures/records/support.rs"]
 mod support;
 mod tables_parquet;
+mod tree_lengths;
 mod validate_cli;
 mod validate_compat;
 mod validate_cross;
