@@ -131,12 +131,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     let w = std::io::LineWriter::new(stdout.lock());
     let mut printer = args.print.printer(w, g, stdout.is_terminal());
     let outcome = match compiled.pairs_of(&mut printer) {
-        Some(mut pairs) => {
-            let mut o = kinspect::engine::run_live(&live, &opts, &mut pairs);
-            // What --pairs showed decides, as the filters' do without it.
-            o.errors = pairs.errors;
-            o
-        }
+        Some(mut pairs) => kinspect::engine::run_live(&live, &opts, &mut pairs),
         None => kinspect::engine::run_live(&live, &opts, &mut printer),
     };
     if let Some(s) = outcome.inputs.first().and_then(|i| i.capture.as_ref()) {

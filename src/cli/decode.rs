@@ -217,11 +217,10 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     // To a file or pipe: a plain file on a duplicate of fd 1, which two threads can share
     // (stdout's `LineWriter` would also search every buffer for newlines and copy it once more).
     // On a terminal: stdout as Rust sets it up, on one thread.
-    let mut pairs_errors = None;
     // `-o PATH`: that file instead (any format); `-f parquet`: the tables there.
     // `-o -` is a path for Parquet (which refuses it: two tables), standard output otherwise.
     if let Some(p) = args.output.as_deref().filter(|_| format == Format::Parquet) {
-        let sink = match super::records::parquet_sink(p, inputs.len(), true) {
+        let mut sink = match super::records::parquet_sink(p, inputs.len(), true) {
             Ok(s) => s,
             Err(e) => {
                 errln!("kinspect decode: {e}");
@@ -229,8 +228,8 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             }
         };
         opts.threads = super::threads();
-        let outcome = run_with(inputs, &opts, &compiled, sink, &mut pairs_errors);
-        return finish(bar, outcome, pairs_errors);
+        let outcome = compiled.run_split(inputs, &opts, &mut sink);
+        return finish(bar, outcome);
     }
     let out = match super::io::output_path(args.output.as_ref()) {
         Some(p) => match super::io::create(p) {
@@ -248,58 +247,35 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     };
     let outcome = match (out, fields) {
         (Some(file), Some(f)) => match FieldsPrinter::new(Shared::new(file), f) {
-            Ok(p) => {
+            Ok(mut p) => {
                 opts.threads = super::threads();
-                run_with(inputs, &opts, &compiled, p, &mut pairs_errors)
+                compiled.run_split(inputs, &opts, &mut p)
             }
             Err(e) => return write_failed(e),
         },
         (None, Some(f)) => {
             let w = io::BufWriter::with_capacity(1 << 18, stdout.lock());
             match FieldsPrinter::new(w, f) {
-                Ok(mut p) => match compiled.pairs_of(&mut p) {
-                    Some(mut pairs) => {
-                        let o = engine::run(inputs, &opts, &mut pairs);
-                        pairs_errors = Some(pairs.errors);
-                        o
-                    }
-                    None => engine::run(inputs, &opts, &mut p),
-                },
+                Ok(p) => compiled.run(inputs, &opts, p),
                 Err(e) => return write_failed(e),
             }
         }
         (Some(file), None) => {
             opts.threads = super::threads();
-            let printer = args.print.printer(Shared::new(file), g, tty);
-            run_with(inputs, &opts, &compiled, printer, &mut pairs_errors)
+            let mut printer = args.print.printer(Shared::new(file), g, tty);
+            compiled.run_split(inputs, &opts, &mut printer)
         }
         (None, None) => {
             let w = io::BufWriter::with_capacity(1 << 18, stdout.lock());
-            let mut printer = args.print.printer(w, g, tty);
-            match compiled.pairs_of(&mut printer) {
-                Some(mut pairs) => {
-                    let o = engine::run(inputs, &opts, &mut pairs);
-                    pairs_errors = Some(pairs.errors);
-                    o
-                }
-                None => engine::run(inputs, &opts, &mut printer),
-            }
+            compiled.run(inputs, &opts, args.print.printer(w, g, tty))
         }
     };
-    finish(bar, outcome, pairs_errors)
+    finish(bar, outcome)
 }
 
-fn finish(
-    bar: Option<std::sync::Arc<Bar>>,
-    mut outcome: Outcome,
-    pairs_errors: Option<bool>,
-) -> u8 {
+fn finish(bar: Option<std::sync::Arc<Bar>>, outcome: Outcome) -> u8 {
     if let Some(b) = bar {
         b.clear();
-    }
-    if let Some(e) = pairs_errors {
-        // What --pairs showed decides, as the filters' do without it.
-        outcome.errors = e;
     }
     exit_code("kinspect decode", &outcome)
 }
@@ -307,24 +283,6 @@ fn finish(
 fn write_failed(e: io::Error) -> u8 {
     errln!("kinspect decode: writing the output: {e}");
     EXIT_FAILURE
-}
-
-/// Runs into a sink that splits: on two threads, or behind `--pairs` on one.
-fn run_with<S: kinspect::engine::Split>(
-    inputs: Vec<Input<'static>>,
-    opts: &engine::Options,
-    compiled: &Compiled,
-    mut sink: S,
-    pairs_errors: &mut Option<bool>,
-) -> Outcome {
-    match compiled.pairs_of(&mut sink) {
-        Some(mut pairs) => {
-            let o = engine::run(inputs, opts, &mut pairs);
-            *pairs_errors = Some(pairs.errors);
-            o
-        }
-        None => engine::run_split(inputs, opts, &mut sink),
-    }
 }
 
 /// `-f fields` and its flags: the columns, or why not.

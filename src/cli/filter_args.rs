@@ -75,6 +75,33 @@ impl Compiled {
         }
     }
 
+    /// Runs `inputs` into `sink` on this thread, behind `--pairs` when asked.
+    pub fn run<'a, S: Sink>(
+        &self,
+        inputs: impl IntoIterator<Item = engine::Input<'a>>,
+        opts: &engine::Options,
+        mut sink: S,
+    ) -> engine::Outcome {
+        match self.pairs_of(&mut sink) {
+            Some(mut pairs) => engine::run(inputs, opts, &mut pairs),
+            None => engine::run(inputs, opts, &mut sink),
+        }
+    }
+
+    /// Runs `inputs` into `sink`, on two threads when `opts.threads` allows (see
+    /// [`engine::run_split`]); behind `--pairs`, which follows the conversation in order, on one.
+    pub fn run_split<'a, S: engine::Split>(
+        &self,
+        inputs: impl IntoIterator<Item = engine::Input<'a>>,
+        opts: &engine::Options,
+        sink: &mut S,
+    ) -> engine::Outcome {
+        match self.pairs_of(&mut *sink) {
+            Some(mut pairs) => engine::run(inputs, opts, &mut pairs),
+            None => engine::run_split(inputs, opts, sink),
+        }
+    }
+
     /// Whether the filter reads record batches (so they must be decoded).
     pub fn reaches_records(&self) -> bool {
         self.query.as_ref().is_some_and(|q| q.reaches_records())

@@ -146,10 +146,7 @@ fn run_with(
                 );
             }
             let mut sink = parquet_sink(path, inputs.len(), false)?;
-            return Ok(match compiled.pairs_of(&mut sink) {
-                Some(mut pairs) => engine::run(inputs, opts, &mut pairs),
-                None => engine::run_split(inputs, opts, &mut sink),
-            });
+            return Ok(compiled.run_split(inputs, opts, &mut sink));
         }
         Out::Line => RecordsFormat::Line,
         Out::Jsonl => RecordsFormat::Jsonl,
@@ -163,10 +160,7 @@ fn run_with(
         None => super::stdout_file().ok_or("standard output cannot be written")?,
     };
     let mut printer = RecordPrinter::new(Shared::new(file), o);
-    let outcome = match compiled.pairs_of(&mut printer) {
-        Some(mut pairs) => engine::run(inputs, opts, &mut pairs),
-        None => engine::run_split(inputs, opts, &mut printer),
-    };
+    let outcome = compiled.run_split(inputs, opts, &mut printer);
     // Capture notes and log-index findings are not records: they go to stderr.
     for n in &printer.notes {
         errln!("kinspect records: {n}");

@@ -73,10 +73,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         }
     };
     let mut report = Report::new(out, ropts);
-    let outcome = match compiled.pairs_of(&mut report) {
-        Some(mut pairs) => engine::run(inputs(&args.files), &opts, &mut pairs),
-        None => engine::run(inputs(&args.files), &opts, &mut report),
-    };
+    let outcome = compiled.run(inputs(&args.files), &opts, &mut report);
     if let Some(b) = bar {
         b.clear();
     }

@@ -68,26 +68,12 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         None => super::stdout_file(),
     };
     let outcome = match file {
-        Some(f) if compiled.pairs => {
-            let mut p = StatsPrinter::new(Shared::new(f), args.format);
-            match compiled.pairs_of(&mut p) {
-                Some(mut pairs) => engine::run(inputs(files), &opts, &mut pairs),
-                None => engine::run(inputs(files), &opts, &mut p),
-            }
-        }
-        Some(f) => engine::run_split(
+        Some(f) => compiled.run_split(
             inputs(files),
             &opts,
             &mut StatsPrinter::new(Shared::new(f), args.format),
         ),
-        None if compiled.pairs => {
-            let mut p = StatsPrinter::new(std::io::stdout().lock(), args.format);
-            match compiled.pairs_of(&mut p) {
-                Some(mut pairs) => engine::run(inputs(files), &opts, &mut pairs),
-                None => engine::run(inputs(files), &opts, &mut p),
-            }
-        }
-        None => engine::run_split(
+        None => compiled.run_split(
             inputs(files),
             &opts,
             &mut StatsPrinter::new(std::io::stdout().lock(), args.format),

@@ -390,7 +390,15 @@ impl<'o, R: Route> Driver<'o, R> {
         failed: Option<String>,
     ) -> Outcome {
         self.end_input(name, Some(kind), capture, failed);
+        self.shown_errors();
         std::mem::take(&mut self.outcome)
+    }
+
+    /// A sink that shows PDUs of its own choosing says whether they carried errors.
+    fn shown_errors(&mut self) {
+        if let Some(e) = self.route.sink().shown_errors() {
+            self.outcome.errors = e;
+        }
     }
 
     fn end_input(
@@ -432,6 +440,7 @@ impl<'o, R: Route> Driver<'o, R> {
             let r = self.route.sink().finish();
             self.wrote(r);
         }
+        self.shown_errors();
         std::mem::take(&mut self.outcome)
     }
 

@@ -48,6 +48,14 @@ pub trait Sink {
     fn finish(&mut self) -> io::Result<()> {
         Ok(())
     }
+
+    /// For a sink that shows PDUs other than those the filters passed it (`query::Pairs` shows
+    /// each match's other half): whether any PDU it showed carried an error, which the run's
+    /// [`Outcome::errors`](super::Outcome::errors) (the exit status) then follows, as it follows
+    /// the PDUs a filter shows. `None` (the default): the PDUs the engine handed it decide.
+    fn shown_errors(&self) -> Option<bool> {
+        None
+    }
 }
 
 /// The end of one input.
@@ -78,6 +86,9 @@ impl<S: Sink + ?Sized> Sink for &mut S {
     }
     fn finish(&mut self) -> io::Result<()> {
         (**self).finish()
+    }
+    fn shown_errors(&self) -> Option<bool> {
+        (**self).shown_errors()
     }
 }
 

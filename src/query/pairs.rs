@@ -35,8 +35,9 @@ pub struct Pairs<S: Sink> {
     spare: Vec<Pdu>,
     dropped: u64,
     last_origin: Origin,
-    /// Something shown carried an error diagnostic (what the exit code should follow).
-    pub errors: bool,
+    /// Something shown carried an error diagnostic (what the exit code follows:
+    /// [`Sink::shown_errors`]).
+    errors: bool,
 }
 
 impl<S: Sink> Pairs<S> {
@@ -194,5 +195,9 @@ impl<S: Sink> Sink for Pairs<S> {
             self.inner.note(&Origin::default(), &d, None)?;
         }
         self.inner.finish()
+    }
+
+    fn shown_errors(&self) -> Option<bool> {
+        Some(self.errors)
     }
 }

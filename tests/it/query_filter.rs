@@ -198,3 +198,65 @@ fn stats_and_check_count_only_what_the_filter_selects() {
     let one = common::kinspect(&["check", "-Y", "stream == 0", c]);
     assert!(one.status.code().unwrap() <= all.status.code().unwrap());
 }
+
+/// With `--pairs` the exit status follows the PDUs shown, as it does with a filter alone, in
+/// every subcommand that shows PDUs: this capture's only error diagnostics are on the mock
+/// brokers' malformed ApiVersions v3 replies (read from its JSON Lines here), so pairs of
+/// Produce calls exit 0 and the pairs of those replies 1, whatever else the capture holds.
+#[test]
+fn the_exit_status_follows_what_pairs_showed_in_every_subcommand() {
+    let c = common::captures_dir().join("mock-kcat-none.pcap");
+    let c = c.to_str().unwrap();
+    let out = common::kinspect(&["decode", "-f", "jsonl", c]);
+    let mut with_errors = BTreeSet::new();
+    for line in common::stdout(&out).lines() {
+        let j: serde_json::Value = serde_json::from_str(line).unwrap();
+        let errors = j["diagnostics"]
+            .as_array()
+            .is_some_and(|d| d.iter().any(|d| d["severity"] == "error"));
+        if errors {
+            with_errors.insert((
+                j["api"].as_str().unwrap().to_string(),
+                j["api_version"].as_i64(),
+            ));
+        }
+    }
+    assert_eq!(
+        with_errors,
+        BTreeSet::from([("ApiVersions".to_string(), Some(3))]),
+        "the capture's errors are where this test expects them"
+    );
+    let dir = std::env::temp_dir().join(format!("kinspect-pairs-exit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.join("report.html");
+    let report = report.to_str().unwrap();
+    let tables = dir.join("tables");
+    let tables = tables.to_str().unwrap();
+    // (`records` is left out: it shows records, and exits as the PDUs that carry them say.)
+    let runs: [&[&str]; 5] = [
+        &["decode", "-f", "summary"],
+        &["decode", "-f", "parquet", "-o", tables],
+        &["stats"],
+        &["report", "-o", report],
+        &["decode", "-f", "fields", "-e", "frame"],
+    ];
+    for run in runs {
+        for (filter, want) in [
+            ("api == Produce", 0),
+            ("api == ApiVersions and version == 3", 1),
+        ] {
+            let _ = std::fs::remove_dir_all(dir.join("tables"));
+            let mut args = run.to_vec();
+            args.extend(["--pairs", "-Y", filter, c]);
+            let out = common::kinspect(&args);
+            assert_eq!(
+                out.status.code(),
+                Some(want),
+                "kinspect {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
