@@ -60,6 +60,10 @@ fn records_fields_and_records_say_their_prefix_is_a_byte_length() {
         let out = common::kinspect(&["decode", "-f", "tree", pcap.to_str().unwrap()]);
         let tree = common::stdout(&out);
         let rows = rows(&tree);
+        let says = |r: &Row, want: Option<u64>, what: &str| {
+            let got = bytes_label(&r.text);
+            assert_eq!(got, want, "{name}: {what} ({:02x?}): {}", r.hex, r.text);
+        };
         for (i, r) in rows.iter().enumerate() {
             let is_element = r.text.starts_with('[')
                 && r.text[1..]
@@ -70,13 +74,7 @@ fn records_fields_and_records_say_their_prefix_is_a_byte_length() {
                 // A struct element with bytes of its own: only a record has them (its length).
                 let u = uvarint(&r.hex).unwrap_or_else(|| panic!("{name}: {}", r.text));
                 let len = (u >> 1) as i64 ^ -((u & 1) as i64);
-                assert_eq!(
-                    bytes_label(&r.text),
-                    Some(len as u64),
-                    "{name}: a record's row names its length ({:02x?}): {}",
-                    r.hex,
-                    r.text
-                );
+                says(r, Some(len as u64), "a record's row names its length");
                 records += 1;
             }
             let Some(label) = r.text.strip_prefix("Records [") else {
@@ -89,20 +87,13 @@ fn records_fields_and_records_say_their_prefix_is_a_byte_length() {
             };
             if prefix == count as i64 {
                 // A batch's own count of records (or an empty field, 0 bytes and 0 batches).
-                assert_eq!(
-                    bytes_label(&r.text),
-                    None,
-                    "{name}: a count is not a length: {}",
-                    r.text
-                );
+                says(r, None, "a count is not a length");
                 continue;
             }
-            assert_eq!(
-                bytes_label(&r.text),
+            says(
+                r,
                 Some(prefix as u64),
-                "{name}: a records field's row names its size ({:02x?}): {}",
-                r.hex,
-                r.text
+                "a records field's row names its size",
             );
             fields += 1;
             compact += usize::from(r.hex.len() != 4);
