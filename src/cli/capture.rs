@@ -16,7 +16,15 @@ use {
     std::io::{IsTerminal, Write},
 };
 
+/// `--format` as decode's, but for `fields` (which takes `-e`) and `parquet` (tables to a
+/// folder), which a live stream is not printed as.
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("format", |a| a
+    .value_parser(super::choice_of(|f| {
+        !matches!(f, kinspect::output::Format::Fields | kinspect::output::Format::Parquet)
+    }))
+    .help("Output format (default: tree on a terminal, jsonl otherwise); each PDU is printed \
+           as soon as its frame is complete")))]
 pub struct Args {
     /// Interface to capture on (`lo`, `eth0`, `any`); needs root or CAP_NET_RAW.
     // Required only where capture is built in: elsewhere `kinspect capture` alone must reach
@@ -111,10 +119,6 @@ pub fn run(args: &Args, g: &Global) -> u8 {
                 EXIT_FAILURE
             }
         };
-    }
-    if args.print.format == Some(kinspect::output::Format::Fields) {
-        errln!("kinspect capture: --format fields is decode's (it takes -e FIELD); capture with -o FILE and run `kinspect decode FILE -f fields -e ...`");
-        return EXIT_FAILURE;
     }
     let mut opts = kinspect::engine::Options::new(proto);
     opts.capture.ports = args.ports.clone();

@@ -134,7 +134,16 @@ fn parse_as(s: &str) -> Result<AsType, String> {
 /// A value parser for one of the library's named option enums: its names are the possible
 /// values, with their help lines (none where the library gives an empty one).
 pub fn choice<T: Choice + Clone + Send + Sync>() -> impl TypedValueParser<Value = T> {
-    PossibleValuesParser::new(T::CHOICES.iter().map(|&(name, help, _)| match help {
+    choice_of(|_: T| true)
+}
+
+/// [`choice`] of only the values `keep` takes: where a subcommand does only some of them, its
+/// help lists those and clap refuses the others, naming the ones it takes.
+pub fn choice_of<T: Choice + Clone + Send + Sync>(
+    keep: fn(T) -> bool,
+) -> impl TypedValueParser<Value = T> {
+    let names = T::CHOICES.iter().filter(|&&(_, _, v)| keep(v));
+    PossibleValuesParser::new(names.map(|&(name, help, _)| match help {
         "" => PossibleValue::new(name),
         _ => PossibleValue::new(name).help(help),
     }))

@@ -239,3 +239,56 @@ fn decode_and_records_describe_their_common_options_alike() {
     }
     assert!(shared >= 9, "only {shared} options shared");
 }
+
+/// `capture` prints with the PDU printer (`output::Printer`), so it lists and takes exactly
+/// the formats that printer prints as themselves. Asked for Parquet, that printer writes JSON
+/// Lines (the tables need `ParquetSink` and a folder), and for fields nothing of its own (they
+/// need `-e` and `FieldsPrinter`): `capture -f parquet` used to print JSON Lines without a
+/// word. The formats are the library's own list; each is put through the printer here.
+#[test]
+fn capture_takes_only_the_formats_its_printer_prints() {
+    use kinspect::choice::Choice;
+    use kinspect::output::{Format, Options, Printer};
+    let cap = common::captures_dir().join("mock-kcat-none.pcap");
+    let frame = common::capture_frames(&cap, &Default::default())
+        .into_iter()
+        .next()
+        .unwrap();
+    let mut pdu = kinspect::engine::decode_frame(&frame.data, &frame.hints);
+    pdu.origin = frame.origin;
+    let print = |format: Format| {
+        let opts = Options {
+            format,
+            annotate: false,
+            color: false,
+            show_secrets: false,
+        };
+        let mut p = Printer::new(Vec::new(), opts);
+        p.pdu(&pdu, None).unwrap();
+        p.finish().unwrap()
+    };
+    let jsonl = print(Format::Jsonl);
+    let mut printed = Vec::new();
+    for &(name, _, format) in Format::CHOICES {
+        let own = match format {
+            Format::Jsonl => true,
+            Format::Fields => false,
+            _ => print(format) != jsonl,
+        };
+        // An interface that cannot exist: the run stops at it (or at the missing `live`
+        // feature) after clap has taken or refused the format.
+        let out = common::kinspect(&["capture", "-i", "no-such-if0", "-f", name]);
+        let refused = out.status.code() == Some(2)
+            && String::from_utf8_lossy(&out.stderr).contains("invalid value");
+        assert_eq!(
+            refused,
+            !own,
+            "capture -f {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if own {
+            printed.push(name);
+        }
+    }
+    assert_eq!(printed.len(), 4, "{printed:?}");
+}
