@@ -5,7 +5,6 @@ use super::io::{self, errln};
 use super::{protocol_or_report, Global, EXIT_FAILURE, EXIT_OK};
 use kinspect::pdu::Direction;
 use kinspect::protocol::{ApiRelease, Protocol, Resolved};
-use kinspect::schema::suggest::closest;
 use kinspect::schema::{Field, MessageSpec};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -73,16 +72,7 @@ fn find_api(p: &Protocol, arg: &str) -> Result<i16, String> {
             ))
         };
     }
-    if let Some(k) = p.api_key(arg) {
-        return Ok(k);
-    }
-    let names = p.api_names();
-    let hint = closest(arg, &names)
-        .map(|s| format!(" (did you mean `{s}`?)"))
-        .unwrap_or_default();
-    Err(format!(
-        "no API named {arg:?}{hint}; `kinspect apis` lists them all"
-    ))
+    super::api_key(p, arg)
 }
 
 fn versions_cell(r: Option<&ApiRelease>) -> String {

@@ -18,7 +18,6 @@ use kinspect::output::fields::{FieldsOptions, FieldsPrinter};
 use kinspect::output::time::TimeFormat;
 use kinspect::output::{use_color, Format, Options, Printer};
 use kinspect::pdu::{Direction, Hints};
-use kinspect::protocol::Protocol;
 use kinspect::wire::decode::RecordsOptions;
 use std::io;
 use std::path::PathBuf;
@@ -158,30 +157,6 @@ pub enum RecordsMode {
     Checked,
     /// The field's bytes as base64, undecoded.
     Raw,
-}
-
-/// Resolves an API given by name (any case) or key.
-fn api_key(proto: &Protocol, s: &str) -> Result<i16, String> {
-    if let Ok(k) = s.trim().parse::<i16>() {
-        return Ok(k);
-    }
-    let keys = proto.api_keys();
-    if let Some(k) = keys.iter().copied().find(|&k| {
-        proto
-            .api_name(k)
-            .is_some_and(|n| n.eq_ignore_ascii_case(s.trim()))
-    }) {
-        return Ok(k);
-    }
-    let names: Vec<&str> = keys.iter().filter_map(|&k| proto.api_name(k)).collect();
-    let close = names.iter().find(|n| {
-        n.to_ascii_lowercase()
-            .contains(&s.trim().to_ascii_lowercase())
-    });
-    Err(match close {
-        Some(c) => format!("unknown API {s:?} (did you mean {c}?)"),
-        None => format!("unknown API {s:?}: give a name such as Produce or Metadata, or a key (see `kinspect apis`)"),
-    })
 }
 
 pub fn run(args: &Args, g: &Global) -> u8 {
@@ -385,7 +360,7 @@ fn engine_options(args: &Args, g: &Global) -> Result<(engine::Options, Compiled)
     let proto = kinspect::protocol::load(g.schemas.as_deref()).map_err(|e| e.to_string())?;
     let mut hints = Hints::default();
     if let Some(a) = &args.api {
-        hints.api_key = Some(api_key(proto, a).map_err(|e| format!("--api: {e}"))?);
+        hints.api_key = Some(super::api_key(proto, a).map_err(|e| format!("--api: {e}"))?);
     }
     hints.api_version = args.api_version;
     if hints.api_version.is_some() != hints.api_key.is_some() {
@@ -405,7 +380,7 @@ fn engine_options(args: &Args, g: &Global) -> Result<(engine::Options, Compiled)
     }
     let mut api = Vec::new();
     for f in &args.api_filter {
-        api.push(api_key(proto, f).map_err(|e| format!("--api-filter: {e}"))?);
+        api.push(super::api_key(proto, f).map_err(|e| format!("--api-filter: {e}"))?);
     }
     let mut opts = engine::Options::new(proto);
     opts.kind = args.input;

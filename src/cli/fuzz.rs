@@ -55,15 +55,8 @@ pub struct Args {
         default_value = "kinspect-fuzz"
     )]
     pub out: PathBuf,
-    /// Also send APIs that delete data or change cluster state (see docs/probe.md).
-    #[arg(long)]
-    pub allow_destructive: bool,
-    /// Do not send this API (name; repeatable).
-    #[arg(long, value_name = "API")]
-    pub skip_api: Vec<String>,
-    /// Fuzz only this API (name; repeatable).
-    #[arg(long, value_name = "API")]
-    pub api: Vec<String>,
+    #[command(flatten)]
+    pub apis: super::ApiArgs,
     /// Watch this process: its exit and RSS growth (/proc/PID/status).
     #[arg(long, value_name = "PID")]
     pub broker_pid: Option<u32>,
@@ -95,9 +88,13 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     cfg.timeout = Duration::from_millis(args.timeout);
     cfg.round = args.pipeline.max(1);
     cfg.out = Some(args.out.clone());
-    cfg.allow_destructive = args.allow_destructive;
-    cfg.skip = args.skip_api.clone();
-    cfg.only = args.api.clone();
+    cfg.apis = match args.apis.selection(proto) {
+        Ok(s) => s,
+        Err(e) => {
+            errln!("kinspect fuzz: {e}");
+            return EXIT_FAILURE;
+        }
+    };
     cfg.broker_pid = args.broker_pid;
     cfg.restart_wait = Duration::from_secs(args.restart_wait);
     cfg.minimise_budget = args.minimise_budget;

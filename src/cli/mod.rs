@@ -105,6 +105,62 @@ pub struct Ports {
     pub ports: Vec<u16>,
 }
 
+/// Which APIs `probe` and `fuzz` send: the same three options in both.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ApiArgs {
+    /// Also send APIs that delete data or change cluster state (see docs/probe.md).
+    #[arg(long)]
+    pub allow_destructive: bool,
+    /// Do not send this API (name; repeatable, or comma-separated), e.g. one that crashes the
+    /// broker.
+    #[arg(long, value_name = "API", value_delimiter = ',')]
+    pub skip_api: Vec<String>,
+    /// Send only this API (name; repeatable, or comma-separated).
+    #[arg(long, value_name = "API", value_delimiter = ',')]
+    pub api: Vec<String>,
+}
+
+impl ApiArgs {
+    /// The library's selection, each name checked against the protocol: a name no release
+    /// knows would otherwise select nothing (or skip nothing) without a word.
+    pub fn selection(
+        &self,
+        proto: &kinspect::protocol::Protocol,
+    ) -> Result<kinspect::probe::ApiSelection, String> {
+        let names = |flag: &str, list: &[String]| -> Result<Vec<String>, String> {
+            list.iter()
+                .map(|n| match proto.api_key(n).and_then(|k| proto.api_name(k)) {
+                    Some(name) => Ok(name.to_string()),
+                    None => Err(format!("--{flag}: {}", unknown_api(proto, n))),
+                })
+                .collect()
+        };
+        Ok(kinspect::probe::ApiSelection {
+            allow_destructive: self.allow_destructive,
+            skip: names("skip-api", &self.skip_api)?,
+            only: names("api", &self.api)?,
+        })
+    }
+}
+
+/// An API given by key or by name (any release's, any case, with or without the
+/// Request/Response suffix).
+pub fn api_key(proto: &kinspect::protocol::Protocol, arg: &str) -> Result<i16, String> {
+    match arg.trim().parse::<i16>() {
+        Ok(k) => Ok(k),
+        Err(_) => proto.api_key(arg).ok_or_else(|| unknown_api(proto, arg)),
+    }
+}
+
+/// Why `arg` names no API, with the closest name when it looks like a typo of one.
+fn unknown_api(proto: &kinspect::protocol::Protocol, arg: &str) -> String {
+    let names = proto.api_names();
+    let hint = kinspect::schema::suggest::closest(arg, &names)
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default();
+    format!("no API named {arg:?}{hint}; `kinspect apis` lists them all")
+}
+
 /// `--stream`, where captures are read into PDUs or records (`decode`, `records`).
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct Streams {

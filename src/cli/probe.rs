@@ -41,15 +41,8 @@ pub struct Args {
     /// The whole sweep: requests at most (a `limit-reached` finding says where it stopped).
     #[arg(long, default_value_t = 5000, value_name = "N")]
     pub max_requests: usize,
-    /// Also send APIs that delete data or change cluster state (see docs/probe.md).
-    #[arg(long)]
-    pub allow_destructive: bool,
-    /// Do not send this API (name; repeatable), e.g. one that crashes the broker.
-    #[arg(long, value_name = "API")]
-    pub skip_api: Vec<String>,
-    /// Probe only this API (name; repeatable).
-    #[arg(long, value_name = "API")]
-    pub api: Vec<String>,
+    #[command(flatten)]
+    pub apis: super::ApiArgs,
     /// Write the whole session as a pcap (Ethernet/IPv4/TCP synthesised around the real bytes).
     #[arg(long, value_name = "FILE")]
     pub write_pcap: Option<PathBuf>,
@@ -68,9 +61,13 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     cfg.timeout = Duration::from_millis(args.timeout);
     cfg.deadline = Duration::from_secs(args.deadline);
     cfg.max_requests = args.max_requests;
-    cfg.allow_destructive = args.allow_destructive;
-    cfg.skip = args.skip_api.clone();
-    cfg.only = args.api.clone();
+    cfg.apis = match args.apis.selection(proto) {
+        Ok(s) => s,
+        Err(e) => {
+            errln!("kinspect probe: {e}");
+            return EXIT_FAILURE;
+        }
+    };
     let report = match probe::run(&cfg) {
         Ok(r) => r,
         Err(e) => {

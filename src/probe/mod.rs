@@ -30,7 +30,7 @@
 //! - `unexpected-answer` [warning]: a Produce with Acks 0 was answered (Kafka never does).
 //! - `no-response-expected` [info]: Produce with Acks 0 (Kafka does not answer it).
 //! - `skipped-destructive` [info]: an API of [`DESTRUCTIVE`], not sent without
-//!   `allow_destructive`.
+//!   [`ApiSelection::allow_destructive`].
 //! - `unknown-api` / `unknown-version` [info]: advertised, but not in kinspect's protocol.
 //! - `encode-failed` [warning]: kinspect could not encode its own request (a kinspect bug).
 //! - `limit-reached` [warning]: the request limit or the deadline stopped the sweep.
@@ -57,7 +57,8 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// APIs that destroy data or change cluster state: not sent unless `allow_destructive`. Names
+/// APIs that destroy data or change cluster state: not sent unless
+/// [`ApiSelection::allow_destructive`]. Names
 /// as the newest release spells them (`AlterPartition`, formerly `AlterIsr`).
 pub const DESTRUCTIVE: &[&str] = &[
     "DeleteTopics",
@@ -106,13 +107,35 @@ pub struct Config {
     /// The whole sweep.
     pub deadline: Duration,
     pub max_requests: usize,
-    pub allow_destructive: bool,
-    /// APIs not to send (names, case-insensitive).
-    pub skip: Vec<String>,
-    /// When not empty: only these APIs are swept (ApiVersions, Metadata and ListGroups are
-    /// still sent to negotiate and to learn names).
-    pub only: Vec<String>,
+    /// The APIs swept (with `only`, ApiVersions, Metadata and ListGroups are still sent to
+    /// negotiate and to learn names).
+    pub apis: ApiSelection,
     pub client_id: String,
+}
+
+/// Which advertised APIs a probe or a fuzz run sends: not those `skip` names, only those
+/// `only` names when it names any, and those of [`DESTRUCTIVE`] only with `allow_destructive`.
+/// Names are matched without regard to case.
+#[derive(Clone, Debug, Default)]
+pub struct ApiSelection {
+    pub allow_destructive: bool,
+    pub skip: Vec<String>,
+    pub only: Vec<String>,
+}
+
+impl ApiSelection {
+    /// Whether the API called `name` is asked for: not skipped, and named by `only` when that
+    /// names any.
+    pub fn asked(&self, name: &str) -> bool {
+        let named = |list: &[String]| list.iter().any(|s| s.eq_ignore_ascii_case(name));
+        !named(&self.skip) && (self.only.is_empty() || named(&self.only))
+    }
+
+    /// Whether the API called `name` may be sent for what it does to the cluster: it is not
+    /// [`DESTRUCTIVE`], or those are allowed.
+    pub fn allows(&self, name: &str) -> bool {
+        self.allow_destructive || !DESTRUCTIVE.contains(&name)
+    }
 }
 
 impl fmt::Debug for Config {
@@ -125,7 +148,7 @@ impl fmt::Debug for Config {
             .field("timeout", &self.timeout)
             .field("deadline", &self.deadline)
             .field("max_requests", &self.max_requests)
-            .field("allow_destructive", &self.allow_destructive)
+            .field("apis", &self.apis)
             .finish()
     }
 }
@@ -140,9 +163,7 @@ impl Config {
             timeout: Duration::from_secs(2),
             deadline: Duration::from_secs(60),
             max_requests: 5000,
-            allow_destructive: false,
-            skip: Vec::new(),
-            only: Vec::new(),
+            apis: ApiSelection::default(),
             client_id: "kinspect-probe".into(),
         }
     }

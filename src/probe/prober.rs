@@ -5,7 +5,7 @@
 use super::conn::{Conn, ReadFail};
 use super::generate::Entities;
 use super::{
-    check_loopback, findings, generate, Config, Finding, ProbeError, Transcript, DESTRUCTIVE,
+    check_loopback, findings, generate, Config, Finding, ProbeError, Transcript,
     UNSUPPORTED_VERSION,
 };
 use crate::output::value::pdu_json;
@@ -500,13 +500,10 @@ impl<'c> Prober<'c> {
                 self.findings.push(f);
                 continue;
             };
-            if self.cfg.skip.iter().any(|s| s.eq_ignore_ascii_case(name))
-                || (!self.cfg.only.is_empty()
-                    && !self.cfg.only.iter().any(|s| s.eq_ignore_ascii_case(name)))
-            {
+            if !self.cfg.apis.asked(name) {
                 continue;
             }
-            if !self.cfg.allow_destructive && DESTRUCTIVE.contains(&name) {
+            if !self.cfg.apis.allows(name) {
                 let mut f = Finding::new("skipped-destructive", key, api, hi);
                 f.message = format!("{name} (versions {lo}-{hi}) changes or destroys state: not sent without --allow-destructive");
                 self.findings.push(f);

@@ -66,7 +66,7 @@ fn fuzz_finds_the_mock_accepting_corrupt_batches() {
     };
     let mut cfg = fuzz::Config::new(b.addr, kinspect::protocol::builtin());
     cfg.seed = 5;
-    cfg.only = vec!["Produce".into()];
+    cfg.apis.only = vec!["Produce".into()];
     cfg.cases = Some(2000);
     cfg.seconds = Some(10.0);
     cfg.timeout = Duration::from_millis(500);

@@ -78,7 +78,7 @@ fn the_drafts_vote_v1_is_probed_and_fuzzed_with_prevote_on_the_wire() {
     assert!(spec.fields.iter().any(|f| &*f.name == "Topics"));
     let f = vote_fake();
     let mut cfg = probe::Config::new(f.addr, proto);
-    cfg.only = vec!["Vote".into()];
+    cfg.apis.only = vec!["Vote".into()];
     cfg.timeout = Duration::from_millis(300);
     let r = probe::run(&cfg).unwrap();
     assert!(
@@ -96,7 +96,7 @@ fn the_drafts_vote_v1_is_probed_and_fuzzed_with_prevote_on_the_wire() {
 
     f.seen.lock().unwrap().clear();
     let mut fc = fuzz::Config::new(f.addr, proto);
-    fc.only = vec!["Vote".into()];
+    fc.apis.only = vec!["Vote".into()];
     fc.cases = Some(200);
     fc.timeout = Duration::from_millis(300);
     let rep = fuzz::run(&fc).unwrap();

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 fn sweep(addr: std::net::SocketAddr, only: &[&str]) -> Report {
     let mut cfg = Config::new(addr, kinspect::protocol::builtin());
-    cfg.only = only.iter().map(|s| s.to_string()).collect();
+    cfg.apis.only = only.iter().map(|s| s.to_string()).collect();
     cfg.variants = 1;
     cfg.seed = 7;
     cfg.timeout = Duration::from_millis(1000);

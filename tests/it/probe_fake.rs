@@ -258,3 +258,58 @@ fn the_session_pcap_decodes_in_kinspect_and_tshark() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--api` and `--skip-api` take an API's name in any case, with or without its Request
+/// suffix, repeated or comma-separated; a name no release knows is a usage error naming the
+/// closest one, said before any connection (a typo used to select nothing, or skip nothing,
+/// without a word).
+#[test]
+fn api_names_are_checked_and_select_what_they_name() {
+    let addr = fake_broker().to_string();
+    let apis = |extra: &[&str]| -> std::collections::BTreeSet<String> {
+        let mut args = vec![
+            "probe",
+            &addr,
+            "-f",
+            "jsonl",
+            "--variants",
+            "0",
+            "--timeout",
+            "250",
+        ];
+        args.extend(extra);
+        let o = kinspect(&args);
+        assert!(o.status.code().is_some_and(|c| c < 2), "{extra:?}: {o:?}");
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["api"].to_string())
+            .collect()
+    };
+    let all = apis(&[]);
+    assert!(
+        all.contains("\"Heartbeat\"") && all.contains("\"LeaveGroup\""),
+        "{all:?}"
+    );
+    let only = apis(&["--api", "heartbeatREQUEST"]);
+    assert!(
+        only.contains("\"Heartbeat\"") && !only.contains("\"LeaveGroup\""),
+        "{only:?}"
+    );
+    let skipped = apis(&["--skip-api", "heartbeat,LEAVEGROUP"]);
+    assert!(
+        !skipped.contains("\"Heartbeat\"") && !skipped.contains("\"LeaveGroup\""),
+        "{skipped:?}"
+    );
+    assert!(skipped.contains("\"DescribeGroups\""), "{skipped:?}");
+    for cmd in ["probe", "fuzz"] {
+        for flag in ["--api", "--skip-api"] {
+            let o = kinspect(&[cmd, &addr, flag, "Heartbeet"]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{cmd} {flag}: {err}");
+            assert!(
+                err.starts_with(&format!("kinspect {cmd}: {flag}: no API named \"Heartbeet\" (did you mean `Heartbeat`?)")),
+                "{cmd} {flag}: {err}"
+            );
+        }
+    }
+}

@@ -33,7 +33,7 @@ pub use settle::{reduce, replay, Replay};
 use self::cases::{Case, Generator, Target as Api};
 use self::exec::{End, Event, PidState, PidWatch, RoundOut, Target};
 use crate::probe::conn::Transcript;
-use crate::probe::{check_loopback, discover, ProbeError, DESTRUCTIVE};
+use crate::probe::{check_loopback, discover, ApiSelection, ProbeError};
 use crate::protocol::Protocol;
 use std::collections::HashSet;
 use std::net::SocketAddr;
@@ -63,9 +63,8 @@ pub struct Config {
     /// with the sentinel's answer).
     pub check_every: usize,
     pub out: Option<PathBuf>,
-    pub allow_destructive: bool,
-    pub skip: Vec<String>,
-    pub only: Vec<String>,
+    /// The APIs fuzzed (those of [`WAITING`] only when named in `only`).
+    pub apis: ApiSelection,
     pub client_id: String,
     pub broker_pid: Option<u32>,
     pub restart: Option<Restart>,
@@ -89,9 +88,7 @@ impl Config {
             round: 16,
             check_every: 8,
             out: None,
-            allow_destructive: false,
-            skip: Vec::new(),
-            only: Vec::new(),
+            apis: ApiSelection::default(),
             client_id: "kinspect-fuzz".into(),
             broker_pid: None,
             restart: None,
@@ -126,10 +123,9 @@ fn targets(cfg: &Config, adv: &[(i16, i16, i16)]) -> Vec<Api> {
         let Some(name) = cfg.protocol.api_name(key) else {
             continue;
         };
-        if cfg.skip.iter().any(|s| s.eq_ignore_ascii_case(name))
-            || (!cfg.only.is_empty() && !cfg.only.iter().any(|s| s.eq_ignore_ascii_case(name)))
-            || (!cfg.allow_destructive && DESTRUCTIVE.contains(&name))
-            || (cfg.only.is_empty() && WAITING.contains(&name))
+        if !cfg.apis.asked(name)
+            || !cfg.apis.allows(name)
+            || (cfg.apis.only.is_empty() && WAITING.contains(&name))
         {
             continue;
         }
