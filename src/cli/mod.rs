@@ -111,11 +111,11 @@ pub struct ApiArgs {
     /// Also send APIs that delete data or change cluster state (see docs/probe.md).
     #[arg(long)]
     pub allow_destructive: bool,
-    /// Do not send this API (name; repeatable, or comma-separated), e.g. one that crashes the
-    /// broker.
+    /// Do not send this API (name or key; repeatable, or comma-separated), e.g. one that
+    /// crashes the broker.
     #[arg(long, value_name = "API", value_delimiter = ',')]
     pub skip_api: Vec<String>,
-    /// Send only this API (name; repeatable, or comma-separated).
+    /// Send only this API (name or key; repeatable, or comma-separated).
     #[arg(long, value_name = "API", value_delimiter = ',')]
     pub api: Vec<String>,
 }
@@ -129,9 +129,12 @@ impl ApiArgs {
     ) -> Result<kinspect::probe::ApiSelection, String> {
         let names = |flag: &str, list: &[String]| -> Result<Vec<String>, String> {
             list.iter()
-                .map(|n| match proto.api_key(n).and_then(|k| proto.api_name(k)) {
-                    Some(name) => Ok(name.to_string()),
-                    None => Err(format!("--{flag}: {}", unknown_api(proto, n))),
+                .map(|n| {
+                    let k = api_key(proto, n).map_err(|e| format!("--{flag}: {e}"))?;
+                    let releases = proto.releases().join(", ");
+                    let name = proto.api_name(k);
+                    name.map(str::to_string)
+                        .ok_or_else(|| format!("--{flag}: no API with key {k} in {releases}"))
                 })
                 .collect()
         };

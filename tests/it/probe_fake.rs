@@ -259,9 +259,9 @@ fn the_session_pcap_decodes_in_kinspect_and_tshark() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `--api` and `--skip-api` take an API's name in any case, with or without its Request
-/// suffix, repeated or comma-separated; a name no release knows is a usage error naming the
-/// closest one, said before any connection (a typo used to select nothing, or skip nothing,
+/// `--api` and `--skip-api` take an API's key, or its name in any case, with or without its
+/// Request suffix, repeated or comma-separated. A name no release knows is a usage error naming
+/// the closest one, said before any connection (a typo used to select nothing, or skip nothing,
 /// without a word).
 #[test]
 fn api_names_are_checked_and_select_what_they_name() {
@@ -290,11 +290,14 @@ fn api_names_are_checked_and_select_what_they_name() {
         all.contains("\"Heartbeat\"") && all.contains("\"LeaveGroup\""),
         "{all:?}"
     );
-    let only = apis(&["--api", "heartbeatREQUEST"]);
-    assert!(
-        only.contains("\"Heartbeat\"") && !only.contains("\"LeaveGroup\""),
-        "{only:?}"
-    );
+    // By a name in another case with its Request suffix, and by key (Heartbeat is 12).
+    for name in ["heartbeatREQUEST", "12"] {
+        let only = apis(&["--api", name]);
+        assert!(
+            only.contains("\"Heartbeat\"") && !only.contains("\"LeaveGroup\""),
+            "{name}: {only:?}"
+        );
+    }
     let skipped = apis(&["--skip-api", "heartbeat,LEAVEGROUP"]);
     assert!(
         !skipped.contains("\"Heartbeat\"") && !skipped.contains("\"LeaveGroup\""),
