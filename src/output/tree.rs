@@ -293,6 +293,9 @@ impl Rows<'_> {
     /// ` (N bytes)` after a container whose prefix is a byte length rather than a count or a
     /// marker ([`length_prefix`]), so that the row says what its bytes are.
     fn put_length<W: Write + ?Sized>(&self, w: &mut W, n: &Node, count: usize) -> io::Result<()> {
+        if n.hdr == 0 {
+            return Ok(());
+        }
         let prefix = self.t.bytes(
             n.buf,
             crate::wire::tree::Span {
@@ -409,7 +412,11 @@ impl Rows<'_> {
                             put(w, p.reset())
                         };
                         if matches!(cn.kind, Kind::Struct | Kind::Array) {
-                            let count = self.t.children(c).count();
+                            // Only an array's prefix can be its count.
+                            let count = match (cn.kind, cn.hdr) {
+                                (Kind::Array, 1..) => self.t.children(c).count(),
+                                _ => 0,
+                            };
                             self.row(w, cn.buf, cn.offset, cn.hdr as u32, depth + 1, |w| {
                                 index(w)?;
                                 self.put_length(w, &cn, count)?;
@@ -578,8 +585,6 @@ impl Rows<'_> {
     }
 }
 
-/// Whether `char::escape_debug` leaves ASCII byte `b` as it is.
-#[inline(always)]
 /// The byte length a container's own prefix (`prefix`, all of its header bytes) gives, when it
 /// gives one: a `records` field's size (an int32, or an unsigned varint of the size + 1 when
 /// compact) on an array of batches, a record's length (a zigzag varint) on a record. `None` for
@@ -587,30 +592,24 @@ impl Rows<'_> {
 /// equal the `content` bytes that follow the prefix, and, on an array, differ from its `count`
 /// of elements (a count prefix is that count).
 fn length_prefix(kind: Kind, prefix: &[u8], content: u32, count: usize) -> Option<u32> {
-    let uvarint = |b: &[u8]| -> Option<u64> {
-        let mut v = 0u64;
-        for (i, &x) in b.iter().enumerate().take(5) {
-            v |= u64::from(x & 0x7f) << (7 * i);
-            if x & 0x80 == 0 {
-                return (i + 1 == b.len()).then_some(v);
-            }
-        }
-        None
-    };
+    // Read by the decoder's own cursor, and only when the read ends at the prefix's end.
+    let mut c = crate::wire::cursor::Cursor::new(prefix, 0, prefix.len());
     let value: i64 = match (kind, prefix.len()) {
         (_, 0) => return None,
-        (Kind::Array, 4) => i64::from(i32::from_be_bytes(prefix.try_into().ok()?)),
-        (Kind::Array, _) => uvarint(prefix)? as i64 - 1,
-        (Kind::Struct, _) => {
-            let u = uvarint(prefix)?;
-            (u >> 1) as i64 ^ -((u & 1) as i64)
-        }
+        (Kind::Array, 4) => i64::from(c.i32().ok()?),
+        (Kind::Array, _) => i64::from(c.uvarint().ok()?.0) - 1,
+        (Kind::Struct, _) => i64::from(c.varint().ok()?.0),
         _ => return None,
     };
+    if c.remaining() != 0 {
+        return None;
+    }
     let is_count = kind == Kind::Array && value == count as i64;
     (value == i64::from(content) && !is_count).then_some(content)
 }
 
+/// Whether `char::escape_debug` leaves ASCII byte `b` as it is.
+#[inline(always)]
 fn plain(b: u8) -> bool {
     // 0x20..0x7f, and `&`, not `&&`: no branches, so that the chunk scan vectorizes.
     (b.wrapping_sub(0x20) < 0x5f) & (b != b'"') & (b != b'\'') & (b != b'\\')
