@@ -189,9 +189,6 @@ pub fn run(args: &Args, g: &Global) -> u8 {
     }
     let bar = Bar::for_inputs(&args.files);
     opts.progress = bar.clone().map(|b| b as _);
-    // To a file or pipe: a plain file on a duplicate of fd 1, which two threads can share
-    // (stdout's `LineWriter` would also search every buffer for newlines and copy it once more).
-    // On a terminal: stdout as Rust sets it up, on one thread.
     // `-o PATH`: that file instead (any format); `-f parquet`: the tables there.
     // `-o -` is a path for Parquet (which refuses it: two tables), standard output otherwise.
     if let Some(p) = args.output.as_deref().filter(|_| format == Format::Parquet) {
@@ -206,6 +203,9 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         let outcome = compiled.run_split(inputs, &opts, &mut sink);
         return finish(bar, outcome);
     }
+    // To a file or pipe: a plain file on a duplicate of fd 1, which two threads can share
+    // (stdout's `LineWriter` would also search every buffer for newlines and copy it once more).
+    // On a terminal: stdout as Rust sets it up, on one thread.
     let out = match super::io::output_path(args.output.as_ref()) {
         Some(p) => match super::io::create(p) {
             Ok(f) => Some(f),

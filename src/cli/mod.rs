@@ -131,10 +131,11 @@ impl ApiArgs {
             list.iter()
                 .map(|n| {
                     let k = api_key(proto, n).map_err(|e| format!("--{flag}: {e}"))?;
-                    let releases = proto.releases().join(", ");
-                    let name = proto.api_name(k);
-                    name.map(str::to_string)
-                        .ok_or_else(|| format!("--{flag}: no API with key {k} in {releases}"))
+                    let name = proto.api_name(k).ok_or_else(|| {
+                        let releases = proto.releases().join(", ");
+                        format!("--{flag}: no API with key {k} in {releases}")
+                    })?;
+                    Ok(name.to_string())
                 })
                 .collect()
         };

@@ -58,8 +58,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 /// APIs that destroy data or change cluster state: not sent unless
-/// [`ApiSelection::allow_destructive`]. Names
-/// as the newest release spells them (`AlterPartition`, formerly `AlterIsr`).
+/// [`ApiSelection::allow_destructive`]. Names as the newest release spells them
+/// (`AlterPartition`, formerly `AlterIsr`).
 pub const DESTRUCTIVE: &[&str] = &[
     "DeleteTopics",
     "DeleteRecords",
