@@ -6,7 +6,7 @@
 
 use super::fields::{body, elems, int, topic, Topic};
 use super::sessions::ClientKey;
-use super::{frame_of, Finding, RuleId, Table};
+use super::{frame_of, Finding, Followed, RuleId, Table};
 use crate::limits::MAX_CHECK_PARTITIONS;
 use crate::pdu::Pdu;
 use std::net::SocketAddr;
@@ -304,6 +304,11 @@ impl Epochs {
                 }
             }
         }
+    }
+
+    /// (client, topic, partition) triples with a leader epoch told or used.
+    pub(super) fn followed(&self) -> [Followed; 1] {
+        [self.parts.followed("epochs")]
     }
 
     pub(super) fn capped(&mut self, frame: u64, out: &mut Vec<Finding>) {

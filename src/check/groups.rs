@@ -17,7 +17,7 @@
 //!   (`ConsumerPartitionAssignor`, `ConsumerProtocolAssignment.json`).
 
 use super::fields::{body, elems, int, int_any, text, uuid};
-use super::{frame_of, votes::Pending, Finding, RuleId, Table};
+use super::{frame_of, votes::Pending, Finding, Followed, RuleId, Table};
 use crate::limits::{MAX_CHECK_ASSIGNMENT, MAX_CHECK_GROUP_MEMBERS};
 use crate::pdu::Pdu;
 use crate::wire::tree::{NodeId, Value};
@@ -279,6 +279,11 @@ impl Groups {
             }
             _ => {}
         }
+    }
+
+    /// (group, member) pairs.
+    pub(super) fn followed(&self) -> [Followed; 1] {
+        [self.members.followed("groups")]
     }
 
     pub(super) fn capped(&mut self, frame: u64, out: &mut Vec<Finding>) {

@@ -259,6 +259,16 @@ impl<K: Hash + Eq, V: Default> Table<K, V> {
         self.map.iter_mut()
     }
 
+    /// How many keys it holds, as what one of them is: entries are never removed, so this is how
+    /// many the rules followed.
+    pub(crate) fn followed(&self, family: &'static str) -> Followed {
+        Followed {
+            family,
+            what: self.what,
+            count: self.map.len(),
+        }
+    }
+
     /// The entry for `k`, created when there is room; `None` (and the cap noted) when not.
     pub(crate) fn entry(&mut self, k: K) -> Option<&mut V> {
         use std::collections::hash_map::Entry;
@@ -290,6 +300,41 @@ impl<K: Hash + Eq, V: Default> Table<K, V> {
             )
             .expect(format!("at most {} {}", self.cap, self.what), format!("a {}th", self.cap + 1)),
         )
+    }
+}
+
+/// One kind of state the rules followed (connections, client partitions, producers, ...) and
+/// how many of it, so that a capture with no findings says whether the rules had anything to
+/// judge: a rule family with nothing followed is silent, not passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Followed {
+    /// The rule family that keeps it (`sessions`, `epochs`, ...).
+    pub family: &'static str,
+    /// What one of it is, plural (`"client partitions"`).
+    pub what: &'static str,
+    pub count: usize,
+}
+
+/// What the rules followed: the PDUs checked and each kind of state with how many of it; summed
+/// over inputs with [`Coverage::add`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    pub pdus: u64,
+    /// In the order of [`Checker::coverage`]; empty until something was added.
+    pub followed: Vec<Followed>,
+}
+
+impl Coverage {
+    /// Adds another input's coverage (from a checker of this build: same kinds, same order).
+    pub fn add(&mut self, other: &Coverage) {
+        self.pdus += other.pdus;
+        if self.followed.is_empty() {
+            self.followed.clone_from(&other.followed);
+        } else {
+            for (sum, f) in self.followed.iter_mut().zip(&other.followed) {
+                sum.count += f.count;
+            }
+        }
     }
 }
 
@@ -338,6 +383,8 @@ pub struct Checker {
     producers: producers::Producers,
     groups: groups::Groups,
     out: Vec<Finding>,
+    /// PDUs checked (requests, responses and batches of log files alike).
+    pdus: u64,
 }
 
 impl Default for Checker {
@@ -356,12 +403,14 @@ impl Checker {
             producers: producers::Producers::new(),
             groups: groups::Groups::new(),
             out: Vec::new(),
+            pdus: 0,
         }
     }
 
     /// Checks one decoded PDU; returns the findings it earned (drained on the next call).
     pub fn pdu(&mut self, pdu: &Pdu) -> std::vec::Drain<'_, Finding> {
         self.out.clear();
+        self.pdus += 1;
         let out = &mut self.out;
         match pdu.direction {
             Some(Direction::Request) if pdu.api_key.is_some() => {
@@ -421,6 +470,21 @@ impl Checker {
         }
     }
 
+    /// What the rules follow so far: PDUs checked, and state family by family.
+    pub fn coverage(&self) -> Coverage {
+        let mut followed = Vec::with_capacity(10);
+        followed.extend(self.sessions.followed());
+        followed.extend(self.epochs.followed());
+        followed.extend(self.votes.followed());
+        followed.extend(self.recovery.followed());
+        followed.extend(self.producers.followed());
+        followed.extend(self.groups.followed());
+        Coverage {
+            pdus: self.pdus,
+            followed,
+        }
+    }
+
     /// The quorum's timeline so far: elections, votes, leaders.
     pub fn timeline(&self) -> &Timeline {
         self.votes.timeline()
@@ -454,6 +518,30 @@ mod tests {
         assert!(f.message.contains("limits::MAX_THINGS"), "{}", f.message);
         assert!(t.entry(4).is_none());
         assert!(t.capped(8).is_none(), "once");
+    }
+
+    #[test]
+    fn coverage_counts_keys_and_sums_over_inputs() {
+        let mut t: Table<u32, u32> = Table::new(2, "things", "MAX_THINGS");
+        t.entry(1);
+        t.entry(1);
+        t.entry(2);
+        t.entry(3);
+        let f = t.followed("fam");
+        assert_eq!(
+            (f.family, f.what, f.count),
+            ("fam", "things", 2),
+            "keys held, not lookups"
+        );
+        let one = Coverage {
+            pdus: 3,
+            followed: vec![f],
+        };
+        let mut sum = Coverage::default();
+        sum.add(&one);
+        sum.add(&one);
+        assert_eq!((sum.pdus, sum.followed[0].count), (6, 4));
+        assert_eq!(sum.followed[0].what, "things");
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //!   EndTxn v5+ answers with the bumped epoch: the old one is then finished.
 
 use super::fields::{body, boolean, elems, int, member, member_any, topic, Topic};
-use super::{frame_of, CapHit, Finding, RuleId, Table};
+use super::{frame_of, CapHit, Finding, Followed, RuleId, Table};
 use crate::limits::{
     MAX_CHECK_PRODUCERS, MAX_CHECK_PRODUCER_PARTITIONS, MAX_CHECK_PRODUCE_INFLIGHT,
     MAX_CHECK_TXN_PARTITIONS,
@@ -500,6 +500,14 @@ impl Producers {
                 out.push(f);
             }
         }
+    }
+
+    /// Producer ids, and (producer id, topic, partition) sequences.
+    pub(super) fn followed(&self) -> [Followed; 2] {
+        [
+            self.producers.followed("producers"),
+            self.seqs.followed("producers"),
+        ]
     }
 
     pub(super) fn capped(&mut self, frame: u64, out: &mut Vec<Finding>) {

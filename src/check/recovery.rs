@@ -15,7 +15,7 @@
 //!   Leader -2 (tag 1 absent) = unchanged; Isr null (tag 0 absent) = unchanged.
 
 use super::fields::{body, elems, int, member, text, uuid, Topic};
-use super::{frame_of, Finding, RuleId, Table};
+use super::{frame_of, Finding, Followed, RuleId, Table};
 use crate::limits::{MAX_CHECK_BROKER_EPOCHS, MAX_CHECK_ISR, MAX_CHECK_RECOVERY_PARTITIONS};
 use crate::pdu::Pdu;
 use crate::wire::tree::{Kind, NodeId, Tree, Value};
@@ -353,6 +353,14 @@ impl Recovery {
         if let (Some(e), Some(slot)) = (int(t, b, "BrokerEpoch"), self.brokers.entry(id)) {
             *slot = (e, frame_of(&pdu.origin));
         }
+    }
+
+    /// Partitions of the metadata log, and brokers whose registration epoch is known.
+    pub(super) fn followed(&self) -> [Followed; 2] {
+        [
+            self.parts.followed("recovery"),
+            self.brokers.followed("recovery"),
+        ]
     }
 
     pub(super) fn capped(&mut self, frame: u64, out: &mut Vec<Finding>) {

@@ -5,7 +5,7 @@
 //! response comes (see `votes::Pending`).
 
 use super::fields::{body, header, int, text};
-use super::{frame_of, votes, CapHit, Finding, RuleId, Table};
+use super::{frame_of, votes, CapHit, Finding, Followed, RuleId, Table};
 use crate::limits::{
     MAX_CHECK_BROKERS, MAX_CHECK_CONNECTIONS, MAX_CHECK_INFLIGHT_PER_CONN,
     MAX_CHECK_UNSUPPORTED_PER_CONN,
@@ -75,7 +75,11 @@ impl Sessions {
                 "connections",
                 "MAX_CHECK_CONNECTIONS",
             ),
-            brokers: Table::new(MAX_CHECK_BROKERS, "brokers", "MAX_CHECK_BROKERS"),
+            brokers: Table::new(
+                MAX_CHECK_BROKERS,
+                "brokers with ApiVersions",
+                "MAX_CHECK_BROKERS",
+            ),
             inflight_capped: CapHit::default(),
         }
     }
@@ -263,6 +267,14 @@ impl Sessions {
             st.requests = 0;
             st.inflight.clear();
         }
+    }
+
+    /// Connections with a request seen, and brokers whose ApiVersions answer was seen.
+    pub(super) fn followed(&self) -> [Followed; 2] {
+        [
+            self.conns.followed("sessions"),
+            self.brokers.followed("sessions"),
+        ]
     }
 
     pub(super) fn capped(&mut self, frame: u64, out: &mut Vec<Finding>) {

@@ -11,7 +11,7 @@
 //! connection's server address.
 
 use super::fields::{body, boolean, elems, int, int_any, member, topic, Topic};
-use super::{frame_of, Finding, RuleId, Table};
+use super::{frame_of, Finding, Followed, RuleId, Table};
 use crate::limits::{MAX_CHECK_ELECTIONS, MAX_CHECK_REPLICAS, MAX_CHECK_TIMELINE_EVENTS};
 use crate::pdu::Pdu;
 use std::fmt::Write as _;
@@ -694,6 +694,14 @@ impl Votes {
                 }
             }
         }
+    }
+
+    /// Quorum replicas whose state is inferred, and elections ((candidate, epoch) tallies).
+    pub(super) fn followed(&self) -> [Followed; 2] {
+        [
+            self.replicas.followed("votes"),
+            self.tallies.followed("votes"),
+        ]
     }
 
     pub(super) fn capped(&mut self, frame: u64, out: &mut Vec<Finding>) {

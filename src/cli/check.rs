@@ -1,7 +1,8 @@
 //! `kinspect check FILE...`: the conversation rules of `kinspect::check` over captures, through
 //! the engine into the check printer (`kinspect::output::check`). Prints one line per finding
-//! (or `--format jsonl`), then a count per rule; `--timeline` adds the quorum's timeline. Exit 1
-//! when an error-level rule fired. `--rules` lists the rules (`kinspect::output::check::write_rules`).
+//! (or `--format jsonl`), then a count per rule and what the rules followed; `--timeline` adds
+//! the quorum's timeline. Exit 1 when an error-level rule fired. `--rules` lists the rules
+//! (`kinspect::output::check::write_rules`).
 
 use super::decode::{exit_code, inputs};
 use super::io::{self, errln};

@@ -1,8 +1,9 @@
 //! `kinspect check` as a sink: every PDU and capture note of each input goes through a fresh
 //! [`Checker`]; its findings are printed as they come (one line each, or one JSON object each),
-//! then, per input, the quorum timeline when asked, and at the end a count per rule.
+//! then, per input, the quorum timeline when asked, and at the end a count per rule and what the
+//! rules followed (PDUs, connections, partitions, producers, ... summed over the inputs).
 
-use crate::check::{Checker, Finding, RULES};
+use crate::check::{Checker, Coverage, Finding, RULES};
 use crate::diag::{Diagnostic, Severity};
 use crate::engine::{Filter, InputEnd, InputInfo, Sink};
 use crate::limits::MAX_PAIRS_IN_FLIGHT;
@@ -15,7 +16,7 @@ use std::sync::Arc;
 /// How findings are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckFormat {
-    /// One line per finding, then a count per rule.
+    /// One line per finding, then a count per rule and what the rules followed.
     Text,
     /// One JSON object per finding (and per timeline event).
     Jsonl,
@@ -25,7 +26,7 @@ impl crate::choice::Choice for CheckFormat {
     const CHOICES: &'static [(&'static str, &'static str, Self)] = &[
         (
             "text",
-            "One line per finding, then a count per rule",
+            "One line per finding, then a count per rule and what the rules followed",
             CheckFormat::Text,
         ),
         ("jsonl", "One JSON object per finding", CheckFormat::Jsonl),
@@ -47,6 +48,8 @@ pub struct CheckPrinter<W: Write> {
     /// With `show` and pairs: the requests it selected, by (connection, correlation id), so
     /// that their responses' findings are shown too.
     pairs: Option<HashSet<(Option<u32>, i32)>>,
+    /// What the rules followed, summed over the inputs ended so far.
+    coverage: Coverage,
     /// Text was printed before the counts (a finding or a timeline), which a blank line then
     /// separates from them.
     wrote: bool,
@@ -64,6 +67,7 @@ impl<W: Write> CheckPrinter<W> {
             errors: false,
             show: None,
             pairs: None,
+            coverage: Coverage::default(),
             wrote: false,
         }
     }
@@ -196,6 +200,7 @@ impl<W: Write> Sink for CheckPrinter<W> {
     }
 
     fn end_input(&mut self, end: &InputEnd<'_>) -> io::Result<()> {
+        self.coverage.add(&self.checker.coverage());
         if !self.timeline || end.failed.is_some() {
             return Ok(());
         }
@@ -236,6 +241,17 @@ impl<W: Write> Sink for CheckPrinter<W> {
                 if let Some(n) = self.counts.get(r.code) {
                     writeln!(self.w, "  {:<34} {:<7} {n:>7}", r.code, r.severity.as_str())?;
                 }
+            }
+            // Whether the rules had anything to judge: a family that followed nothing is
+            // silent, not passed.
+            writeln!(self.w, "\nwhat the rules followed")?;
+            writeln!(
+                self.w,
+                "  {:<34} {:<9} {:>5}",
+                "PDUs", "", self.coverage.pdus
+            )?;
+            for f in &self.coverage.followed {
+                writeln!(self.w, "  {:<34} {:<9} {:>5}", f.what, f.family, f.count)?;
             }
         }
         self.w.flush()

@@ -4,6 +4,7 @@
 use crate::check_support::kraft_pcap;
 use crate::common;
 use serde_json::Value as J;
+use std::collections::BTreeSet;
 use std::process::Command;
 
 fn kinspect(args: &[&str]) -> (String, i32) {
@@ -195,14 +196,38 @@ fn a_real_idempotent_and_transactional_producer_is_clean() {
     args[2] = "jsonl";
     let (out, _) = kinspect(&args);
     let mut batches = Vec::new();
+    // What `check` says it followed, counted here from the decoded PDUs: every PDU, the
+    // connections that carried a request, the producer ids granted or written with, and each
+    // producer id's partitions.
+    let (mut pdus, mut conns, mut pids, mut pid_parts) =
+        (0, BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
     for l in out.lines() {
         let p: J = serde_json::from_str(l).unwrap();
+        pdus += 1;
+        if p["direction"] == "request" {
+            conns.insert(p["connection"]["stream"].as_u64().unwrap());
+        }
+        if p["api"] == "InitProducerId"
+            && p["direction"] == "response"
+            && p["body"]["ErrorCode"] == 0
+        {
+            pids.insert(p["body"]["ProducerId"].as_i64().unwrap());
+        }
         if p["api"] != "Produce" || p["direction"] != "request" {
             continue;
         }
         for t in p["body"]["TopicData"].as_array().unwrap() {
             for pd in t["PartitionData"].as_array().unwrap() {
                 for b in pd["Records"].as_array().unwrap() {
+                    let pid = b["ProducerId"].as_i64().unwrap();
+                    if pid >= 0 {
+                        pids.insert(pid);
+                        pid_parts.insert((
+                            pid,
+                            t["Name"].as_str().unwrap().to_string(),
+                            pd["Index"].as_i64().unwrap(),
+                        ));
+                    }
                     batches.push((
                         pd["Index"].as_i64().unwrap(),
                         b["BaseSequence"].as_i64().unwrap(),
@@ -227,6 +252,23 @@ fn a_real_idempotent_and_transactional_producer_is_clean() {
             (3, 4, false)
         ]
     );
+    args[0] = "check";
+    args[2] = "text";
+    let (out, _) = kinspect(&args);
+    let followed = |what: &str| -> usize {
+        let row = out
+            .lines()
+            .skip_while(|l| *l != "what the rules followed")
+            .find(|l| l.get(2..36).is_some_and(|w| w.trim_end() == what))
+            .unwrap_or_else(|| panic!("no {what} row in\n{out}"));
+        row.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert_eq!(followed("PDUs"), pdus);
+    assert_eq!(followed("connections"), conns.len());
+    assert_eq!(followed("producers"), pids.len());
+    assert_eq!(followed("producer partitions"), pid_parts.len());
+    // The idempotent producer's four partitions and the transactional one's single partition.
+    assert_eq!((pids.len(), pid_parts.len()), (2, 5));
 }
 
 #[test]
@@ -250,8 +292,24 @@ fn a_filter_narrows_the_findings_shown_not_the_conversation_the_rules_follow() {
     );
     let (out, code) = kinspect(&["check", "-Y", "stream == 0", f]);
     assert_eq!(code, 0, "{out}");
-    // Nothing above the counts, so no blank line to set them apart.
-    assert_eq!(out, "findings per rule\n  (none)\n");
+    // Nothing above the counts, so no blank line to set them apart. The rules still followed
+    // the whole conversation: two requests and their answers, each on its own connection;
+    // replicas 1, 2 and 3; candidates 1 and 3 in epoch 5, two elections.
+    assert_eq!(
+        out,
+        "findings per rule\n  (none)\n\nwhat the rules followed\n\
+         \x20 PDUs                                             4\n\
+         \x20 connections                        sessions      2\n\
+         \x20 brokers with ApiVersions           sessions      0\n\
+         \x20 client partitions                  epochs        0\n\
+         \x20 quorum replicas                    votes         3\n\
+         \x20 elections                          votes         2\n\
+         \x20 metadata partitions                recovery      0\n\
+         \x20 broker registrations               recovery      0\n\
+         \x20 producers                          producers     0\n\
+         \x20 producer partitions                producers     0\n\
+         \x20 group members                      groups        0\n"
+    );
     // --pairs: the request selected, its response's finding shown.
     let (out, code) = kinspect(&[
         "check",

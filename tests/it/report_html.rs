@@ -532,6 +532,28 @@ fn the_reports_numbers_match_stats_and_tshark() {
         }
     }
 
+    // What the rules followed: every PDU `stats` counted, and the rows `check` prints.
+    let followed = table_after(&html, "What the rules followed");
+    assert_eq!(
+        followed[0],
+        ["PDUs".to_string(), String::new(), pdus.to_string()]
+    );
+    let o = common::kinspect(&["check", CAPTURE]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    let printed: Vec<Vec<String>> = text
+        .lines()
+        .skip_while(|l| *l != "what the rules followed")
+        .skip(1)
+        .map(|l| {
+            [&l[2..36], &l[37..46], &l[46..]]
+                .iter()
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect();
+    assert_eq!(followed, printed, "{text}");
+    assert_eq!(followed.len(), 11, "{text}");
+
     // Clients by client id.
     let clients = table_after(&html, "Clients by client id");
     let theirs: Vec<(String, String)> = stats["clients"]

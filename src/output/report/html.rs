@@ -666,6 +666,23 @@ fn slowest<W: Write>(s: &mut String, r: &Report<W>) {
 
 fn check<W: Write>(s: &mut String, r: &Report<W>) {
     s.push_str("<h2 id=\"s-check\">Check findings</h2>");
+    findings(s, r);
+    // Whether the rules had anything to judge: a family that followed nothing is silent, not
+    // passed.
+    s.push_str("<p>What the rules followed:</p>");
+    let mut t = Table::open(s, "sortable", &["state", "rule family", "#count"]);
+    t.row(&[
+        "PDUs".into(),
+        String::new(),
+        format!("#{}", r.coverage.pdus),
+    ]);
+    for f in &r.coverage.followed {
+        t.row(&[f.what.into(), f.family.into(), format!("#{}", f.count)]);
+    }
+    t.close();
+}
+
+fn findings<W: Write>(s: &mut String, r: &Report<W>) {
     if r.finding_counts.is_empty() {
         s.push_str("<p class=\"muted\">(none: no conversation rule fired)</p>");
         return;

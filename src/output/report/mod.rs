@@ -13,7 +13,7 @@ pub mod svg;
 pub mod timeline;
 
 use crate::capture::stats::{client_id, error_codes, Stats};
-use crate::check::{Checker, Finding};
+use crate::check::{Checker, Coverage, Finding};
 use crate::choice::Choice;
 use crate::diag::{Diagnostic, Severity};
 use crate::engine::{InputEnd, InputInfo, Sink};
@@ -146,6 +146,8 @@ pub struct Report<W: Write> {
     pub finding_counts: BTreeMap<&'static str, (Severity, u64)>,
     /// An error-level rule fired.
     pub check_errors: bool,
+    /// What the rules followed, summed over the inputs ended.
+    pub coverage: Coverage,
     slowest: BinaryHeap<Reverse<Slow>>,
     seq: u64,
     pub conns: BTreeMap<(usize, u32), ConnRow>,
@@ -174,6 +176,7 @@ impl<W: Write> Report<W> {
             findings: Vec::new(),
             finding_counts: BTreeMap::new(),
             check_errors: false,
+            coverage: Coverage::default(),
             slowest: BinaryHeap::new(),
             seq: 0,
             conns: BTreeMap::new(),
@@ -468,6 +471,7 @@ impl<W: Write> Sink for Report<W> {
                 self.see(ts);
             }
         }
+        self.coverage.add(&self.checker.coverage());
         if let Some(row) = self.inputs.last_mut() {
             row.failed = end.failed.map(str::to_string);
             row.packets = end.summary.map(|s| s.packets);
