@@ -4,7 +4,7 @@
 //! that follows a SaslHandshake v0.
 
 use super::framing::{FlowCtx, Placement, Plausible};
-use super::{CaptureOptions, Counter};
+use super::{CaptureOptions, Counter, UNANSWERED};
 use crate::diag::Diagnostic;
 use crate::limits::{MAX_FRAME_SIZE, MAX_OUTSTANDING_PER_CONN};
 use crate::pdu::{Conn, Direction, FrameBuf, Hints, Origin};
@@ -12,7 +12,10 @@ use crate::wire::cursor::{be_i16_at as be16, be_i32_at as be32};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+const PRODUCE: i16 = 0;
 const SASL_HANDSHAKE: i16 = 17;
+/// Most unanswered requests an `unanswered` note names; it counts the rest.
+const NAMED_UNANSWERED: usize = 5;
 
 #[derive(Clone, Debug)]
 struct Outstanding {
@@ -22,6 +25,8 @@ struct Outstanding {
     frame: u64,
     ts_ns: i64,
     client_id: Option<Arc<str>>,
+    /// False for a Produce with Acks 0, which Kafka never answers.
+    answer_due: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +46,9 @@ pub(crate) struct Conversation {
     overflow_reported: bool,
     /// The client id of the last request, shared by the PDUs that carry the same one.
     client_id: Option<Arc<str>>,
+    /// Bytes of the responses were lost (a gap, a resync, a frame cut short): a request still
+    /// outstanding may have been answered there.
+    responses_lost: bool,
 }
 
 impl Default for Conversation {
@@ -50,6 +58,7 @@ impl Default for Conversation {
             sasl: Sasl::None,
             overflow_reported: false,
             client_id: None,
+            responses_lost: false,
         }
     }
 }
@@ -66,6 +75,150 @@ impl Conversation {
         }
         self.client_id.clone()
     }
+}
+
+/// How a connection's conversation ended, for the requests it left unanswered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// The side that closed first (FIN), or reset (RST), and in which capture frame (and when).
+    Closed {
+        by_client: bool,
+        frame: u64,
+        ts_ns: i64,
+    },
+    Reset {
+        by_client: bool,
+        frame: u64,
+        ts_ns: i64,
+    },
+    /// A new SYN reused the connection's addresses.
+    Reopened { frame: u64, ts_ns: i64 },
+    /// The connection table was full and this connection was the least recently active.
+    Evicted,
+    /// The capture ended with the connection open.
+    CaptureEnded,
+}
+
+impl Conversation {
+    /// Notes that bytes of the responses were lost.
+    pub(crate) fn responses_lost(&mut self) {
+        self.responses_lost = true;
+    }
+
+    /// The requests still waiting for an answer when the conversation ended as `how`, as one
+    /// note: a warning when the server closed or reset the connection on them (what a Kafka
+    /// broker does with a request it cannot handle), else info (a client closing with a fetch
+    /// in flight, a capture stopped mid-conversation). Nothing when every request was answered,
+    /// when the only ones left are Produce with Acks 0, or when bytes of the responses were lost
+    /// and an answer may have been among them.
+    pub(crate) fn unanswered(
+        &self,
+        how: Ending,
+        proto: Option<&crate::protocol::Protocol>,
+    ) -> Option<Diagnostic> {
+        if self.responses_lost {
+            return None;
+        }
+        let due: Vec<&Outstanding> = self.outstanding.iter().filter(|o| o.answer_due).collect();
+        if due.is_empty() {
+            return None;
+        }
+        let mut named = String::new();
+        for o in due.iter().take(NAMED_UNANSWERED) {
+            if !named.is_empty() {
+                named.push_str(", ");
+            }
+            match proto
+                .unwrap_or_else(|| crate::protocol::builtin())
+                .api_name(o.api_key)
+            {
+                Some(name) => named.push_str(name),
+                None => named.push_str(&format!("API {}", o.api_key)),
+            }
+            named.push_str(&format!(
+                " v{} corr={} (frame {})",
+                o.api_version, o.correlation_id, o.frame
+            ));
+        }
+        if due.len() > NAMED_UNANSWERED {
+            named.push_str(&format!(", and {} more", due.len() - NAMED_UNANSWERED));
+        }
+        let side = |client: bool| if client { "client" } else { "server" };
+        let (why, warn) = match how {
+            Ending::Closed {
+                by_client, frame, ..
+            } => (
+                format!(
+                    "the {} closed the connection (FIN, frame {frame})",
+                    side(by_client)
+                ),
+                !by_client,
+            ),
+            Ending::Reset {
+                by_client, frame, ..
+            } => (
+                format!(
+                    "the {} reset the connection (RST, frame {frame})",
+                    side(by_client)
+                ),
+                !by_client,
+            ),
+            Ending::Reopened { frame, .. } => (
+                format!("a new connection reused its addresses (SYN, frame {frame})"),
+                false,
+            ),
+            Ending::Evicted => (
+                "the connection was closed early (the connection table was full)".to_string(),
+                false,
+            ),
+            Ending::CaptureEnded => ("the capture ended".to_string(), false),
+        };
+        let n = due.len();
+        let message = format!(
+            "{n} request{} never answered before {why}: {named}",
+            if n == 1 { " was" } else { "s were" }
+        );
+        Some(if warn {
+            Diagnostic::warning(UNANSWERED, "capture", 0, message)
+        } else {
+            Diagnostic::info(UNANSWERED, "capture", 0, message)
+        })
+    }
+}
+
+/// Whether a Produce request frame (size prefix first) carries Acks 0, which Kafka never
+/// answers: Acks follows the request header (v2, with tagged fields, when `flexible`) and, from
+/// v3, the nullable TransactionalId (compact when flexible). `None` when the frame is too short
+/// to tell.
+fn produce_acks(data: &[u8], version: i16, flexible: bool) -> Option<i16> {
+    use crate::wire::cursor::Cursor;
+    let mut c = Cursor::new(data, 12, data.len());
+    let id = c.i16().ok()?;
+    if id > 0 {
+        c.skip(id as usize).ok()?;
+    }
+    if flexible {
+        let (tags, _) = c.uvarint().ok()?;
+        for _ in 0..tags {
+            c.uvarint().ok()?;
+            let (size, _) = c.uvarint().ok()?;
+            c.skip(size as usize).ok()?;
+        }
+    }
+    if version >= 3 {
+        if flexible {
+            let (n, _) = c.uvarint().ok()?;
+            if n > 0 {
+                c.skip(n as usize - 1).ok()?;
+            }
+        } else {
+            let n = c.i16().ok()?;
+            if n > 0 {
+                c.skip(n as usize).ok()?;
+            }
+        }
+    }
+    c.i16().ok()
 }
 
 /// Whether `b` (starting at a size prefix) looks like a request frame: a sane size, a known API
@@ -208,6 +361,18 @@ impl FlowCtx for FlowView<'_, '_> {
                         } else {
                             self.conv.client_id_of(data)
                         };
+                        let answer_due = key != PRODUCE || {
+                            let flexible = match self.opts.protocol {
+                                Some(p) => {
+                                    crate::protocol::headers::request_header_version(
+                                        p, key, version,
+                                    ) == Some(2)
+                                }
+                                // Produce is flexible from v9 in every release.
+                                None => version >= 9,
+                            };
+                            produce_acks(data, version, flexible) != Some(0)
+                        };
                         self.remember(Outstanding {
                             correlation_id: corr,
                             api_key: key,
@@ -215,6 +380,7 @@ impl FlowCtx for FlowView<'_, '_> {
                             frame: at.last_frame,
                             ts_ns: at.ts_ns,
                             client_id: origin.client_id.clone(),
+                            answer_due,
                         });
                     }
                 }
@@ -259,6 +425,11 @@ impl FlowCtx for FlowView<'_, '_> {
     }
 
     fn note(&mut self, code: &'static str, error: bool, offset: u64, frame: u64, message: String) {
+        // Every framer note (resync, bad size, a frame cut short) means bytes were not read as
+        // frames.
+        if self.direction == Direction::Response {
+            self.conv.responses_lost();
+        }
         let origin = Origin {
             frame: Some(frame),
             conn: Some(self.conn),

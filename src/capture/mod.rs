@@ -26,6 +26,9 @@
 //!   hole; the hole is declared a gap.
 //! - `connections-evicted` (warning): the connection table was full; idle connections flushed.
 //! - `outstanding-overflow` (warning): too many unanswered requests; the oldest were forgotten.
+//! - `unanswered` (once per connection, when it ends): the requests still waiting for an answer,
+//!   named, and how the connection ended; a warning when the server closed or reset it, else
+//!   info. Not for Produce with Acks 0, nor once bytes of the responses were lost.
 //! - `not-kafka` (info, once per connection, when it ends): a TCP connection carried data but
 //!   was not recognised as Kafka (or carried TLS off a Kafka port); the message gives its bytes
 //!   and the `--port` to try. After a hundred, one last note says the rest are only counted
@@ -57,6 +60,9 @@ use std::fmt;
 
 /// Code of the note about a TCP connection that carried data but was not recognised as Kafka.
 pub const NOT_KAFKA: &str = "not-kafka";
+
+/// Code of the note naming the requests a connection left unanswered when it ended.
+pub const UNANSWERED: &str = "unanswered";
 
 /// Ports Kafka brokers usually listen on. Traffic on other ports is still found by its content.
 pub const DEFAULT_KAFKA_PORTS: &[u16] = &[

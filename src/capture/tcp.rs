@@ -7,7 +7,7 @@
 //! the side whose bytes are Kafka requests answered by the other (`detect`): never the side
 //! with the higher port.
 
-use super::conv::{looks_like_request, looks_like_tls, Conversation, FlowView};
+use super::conv::{looks_like_request, looks_like_tls, Conversation, Ending, FlowView};
 use super::detect::{pending_cost, Detector, Pending, Verdict};
 use super::framing::{Framer, Plausible};
 use super::link::{Segment, TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN};
@@ -56,7 +56,8 @@ struct Flow {
     held_bytes: usize,
     /// Highest stream offset the peer acknowledged.
     acked: u64,
-    fin: bool,
+    /// The capture frame (and time) of this flow's first FIN.
+    fin: Option<(u64, i64)>,
     /// Bytes dropped before this flow was known to be Kafka.
     dropped: u64,
     framer: Option<Framer>,
@@ -71,7 +72,7 @@ impl Flow {
             held: BTreeMap::new(),
             held_bytes: 0,
             acked: 0,
-            fin: false,
+            fin: None,
             dropped: 0,
             framer: None,
         }
@@ -168,7 +169,11 @@ impl<'o> Tracker<'o> {
             });
         if reopen {
             if let Some(mut old) = self.conns.remove(&key) {
-                finish_conn(&mut old, self.opts, &mut self.totals, out);
+                let how = Ending::Reopened {
+                    frame: p.frame,
+                    ts_ns: p.ts_ns,
+                };
+                finish_conn(&mut old, how, self.opts, &mut self.totals, out);
             }
         }
         if !self.conns.contains_key(&key) {
@@ -256,10 +261,18 @@ impl<'o> Tracker<'o> {
             }
         }
         if seg.flags & TCP_FIN != 0 {
-            c.flows[fi].fin = true;
+            c.flows[fi].fin.get_or_insert((p.frame, p.ts_ns));
         }
-        if seg.flags & TCP_RST != 0 || (c.flows[0].fin && c.flows[1].fin) {
-            finish_conn(c, self.opts, &mut self.totals, out);
+        if seg.flags & TCP_RST != 0 {
+            let how = Ending::Reset {
+                by_client: direction_of(c, fi) == Some(Direction::Request),
+                frame: p.frame,
+                ts_ns: p.ts_ns,
+            };
+            finish_conn(c, how, self.opts, &mut self.totals, out);
+        } else if c.flows[0].fin.is_some() && c.flows[1].fin.is_some() {
+            // Which side closed first, `finish_conn` reads from the flows.
+            finish_conn(c, Ending::CaptureEnded, self.opts, &mut self.totals, out);
         }
     }
 
@@ -271,7 +284,7 @@ impl<'o> Tracker<'o> {
         let n = (ages.len() / 8).max(1);
         for (_, k) in ages.into_iter().take(n) {
             if let Some(mut c) = self.conns.remove(&k) {
-                finish_conn(&mut c, self.opts, &mut self.totals, out);
+                finish_conn(&mut c, Ending::Evicted, self.opts, &mut self.totals, out);
             }
         }
         out.note(
@@ -290,7 +303,7 @@ impl<'o> Tracker<'o> {
         let mut all: Vec<Connection> = self.conns.drain().map(|(_, c)| c).collect();
         all.sort_by_key(|c| c.stream);
         for c in all.iter_mut() {
-            finish_conn(c, self.opts, &mut self.totals, out);
+            finish_conn(c, Ending::CaptureEnded, self.opts, &mut self.totals, out);
         }
     }
 }
@@ -623,6 +636,9 @@ fn declare_gap(
     }
     let len = upto - next;
     let conn = c.conn();
+    if direction_of(c, fi) == Some(Direction::Response) {
+        c.conv.responses_lost();
+    }
     let dir = direction_of(c, fi).map(|d| d.as_str()).unwrap_or("unknown");
     out.note(
         Origin {
@@ -683,6 +699,7 @@ fn flush_held(
 
 fn finish_conn(
     c: &mut Connection,
+    how: Ending,
     opts: &CaptureOptions,
     totals: &mut Totals,
     out: &mut Counter<'_>,
@@ -716,6 +733,38 @@ fn finish_conn(
         f.framer = None;
         f.held.clear();
         f.held_bytes = 0;
+    }
+    // A side that sent its FIN ended the conversation, whatever ended the connection later
+    // (the other side's FIN, the end of the capture).
+    let fins = (c.flows[0].fin, c.flows[1].fin);
+    let first_fin = match fins {
+        (Some(a), Some(b)) if b.0 < a.0 => Some((1, b)),
+        (Some(a), _) => Some((0, a)),
+        (None, Some(b)) => Some((1, b)),
+        (None, None) => None,
+    };
+    let how = match (how, first_fin) {
+        (Ending::Reset { .. }, _) | (_, None) => how,
+        (_, Some((fi, (frame, ts_ns)))) => Ending::Closed {
+            by_client: direction_of(c, fi) == Some(Direction::Request),
+            frame,
+            ts_ns,
+        },
+    };
+    if let Some(diag) = c.conv.unanswered(how, opts.protocol) {
+        let (frame, ts_ns) = match how {
+            Ending::Closed { frame, ts_ns, .. }
+            | Ending::Reset { frame, ts_ns, .. }
+            | Ending::Reopened { frame, ts_ns } => (frame, ts_ns),
+            Ending::Evicted | Ending::CaptureEnded => (c.last_frame, c.last_ts),
+        };
+        let origin = Origin {
+            frame: Some(frame),
+            ts_ns: Some(ts_ns),
+            conn: Some(c.conn()),
+            ..Origin::default()
+        };
+        out.note(origin, diag);
     }
     // A closed connection stays in the table (so late packets do not start a new stream) but
     // keeps nothing that grows.

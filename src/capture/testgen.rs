@@ -194,6 +194,13 @@ impl Conversation {
         self
     }
 
+    /// One segment without payload from one side: how that side ends the connection (FIN,
+    /// RST), with ACK or not.
+    pub fn flags(&mut self, from_client: bool, flags: u8) -> &mut Self {
+        self.push(from_client, flags, &[]);
+        self
+    }
+
     /// FIN from both sides.
     pub fn close(&mut self) -> &mut Self {
         self.push(true, FIN | ACK, &[]);

@@ -179,8 +179,19 @@ fn an_unanswered_request_stream_is_decoded_once_detection_hits_its_bound() {
         c.send(true, req);
     }
     let (pdus, notes, _) = decode(&pcap(&c.packets));
-    assert!(notes.is_empty(), "{notes:?}");
     assert_eq!(pdus.len(), n);
+    // Each of them is still waiting when the capture ends, and the reader says so once.
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with(&format!(
+            "unanswered: {n} requests were never answered before the capture ended: JoinGroup v7 corr=3 (frame 1), JoinGroup v7 corr=3 (frame 3),"
+        )),
+        "{notes:?}"
+    );
+    assert!(
+        notes[0].ends_with(&format!(", and {} more", n - 5)),
+        "{notes:?}"
+    );
     assert!(pdus
         .iter()
         .all(|p| p.direction == Some(Direction::Request) && p.api == Some("JoinGroup")));

@@ -751,7 +751,17 @@ fn unanswered_requests_are_bounded() {
     c.send(true, &all).close();
     let out = read(&file(&Link::Raw, &c.packets), &no_ports());
     assert_eq!(out.frames.len(), n);
-    assert_eq!(out.codes(), ["outstanding-overflow"]);
+    assert_eq!(out.codes(), ["outstanding-overflow", "unanswered"]);
+    // The oldest was forgotten; the ones still remembered are said unanswered when the client
+    // closes.
+    let left = out.notes[1].2.split_once("(capture): ").unwrap().1;
+    assert!(
+        left.starts_with(&format!(
+            "{} requests were never answered before the client closed the connection (FIN, frame",
+            n - 1
+        )),
+        "{left}"
+    );
 }
 
 /// Loopback captures with segmentation offload hold super-packets far larger than a link's MTU

@@ -1,7 +1,8 @@
 //! Every Kafka PDU Wireshark (tshark 4.0.17, the `NAME.summary.tsv` beside each bundled capture)
 //! found is found by the capture reader with the same frame, direction, API key, API version,
 //! correlation id, TCP stream, size and request frame — with and without the well-known Kafka
-//! ports, so content detection alone must find every connection.
+//! ports, so content detection alone must find every connection. The requests it says were
+//! never answered are those tshark paired with no response.
 
 use crate::common;
 
@@ -204,8 +205,47 @@ fn compare(path: &Path, default_ports: bool) -> (usize, usize, Vec<String>) {
     if snapped && incomplete == 0 {
         problems.push("every packet was cut to 128 bytes, yet no frame-incomplete note".into());
     }
-    if !snapped && !notes.is_empty() {
-        problems.push(format!("{} note(s) on clean traffic", notes.len()));
+    // Requests a connection left unanswered are named in `unanswered` notes, which must be
+    // exactly the requests of tshark's rows with no later response of the same correlation id
+    // on their TCP stream (in these captures, consumers closing with a long-poll Fetch in
+    // flight). tshark does not pair tansu's responses itself, so the rows' ids decide.
+    let (unanswered, others): (Vec<&String>, Vec<&String>) =
+        notes.iter().partition(|n| n.contains("[unanswered]"));
+    if !snapped {
+        let answered = |q: &Row| {
+            rows.iter().any(|r| {
+                r.direction == Direction::Response
+                    && r.stream == q.stream
+                    && r.correlation_id == q.correlation_id
+                    && r.frame > q.frame
+            })
+        };
+        let mut theirs: Vec<u64> = rows
+            .iter()
+            .filter(|r| r.direction == Direction::Request && !answered(r))
+            .map(|r| r.frame)
+            .collect();
+        let mut ours: Vec<u64> = unanswered
+            .iter()
+            .flat_map(|n| {
+                // "... never answered before <why>: API vN corr=C (frame F), ..."
+                let list = n.rsplit_once(": ").unwrap().1;
+                list.split(", ").map(|item| {
+                    let f = item.rsplit_once("(frame ").unwrap().1;
+                    f.trim_end_matches(')').parse::<u64>().unwrap()
+                })
+            })
+            .collect();
+        theirs.sort_unstable();
+        ours.sort_unstable();
+        if ours != theirs {
+            problems.push(format!(
+                "unanswered requests: tshark {theirs:?}, kinspect {ours:?}"
+            ));
+        }
+    }
+    if !snapped && !others.is_empty() {
+        problems.push(format!("{} note(s) on clean traffic", others.len()));
     }
     if !problems.is_empty() || std::env::var_os("SHOW_NOTES").is_some() {
         problems.extend(notes);

@@ -16,6 +16,7 @@ mod capture_port_order;
 mod capture_synthetic;
 mod capture_times;
 mod capture_tshark;
+mod capture_unanswered;
 mod check_cli;
 mod check_epochs;
 mod check_groups;

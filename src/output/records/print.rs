@@ -2,7 +2,7 @@
 //! ([`RecordPrinter`]) that splits over two threads as the PDU printer does.
 
 use super::{each_record, log_place, Record};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Severity};
 use crate::engine::parallel::{Shared, Turn};
 use crate::engine::{Half, InputInfo, Sink, Split};
 use crate::output::json::{write_int, write_str, write_text_or_base64, write_value, JsonOptions};
@@ -218,6 +218,12 @@ impl<W: Write> Sink for RecordPrinter<W> {
     }
 
     fn note(&mut self, origin: &Origin, d: &Diagnostic, input: Option<&str>) -> io::Result<()> {
+        // A client closing with a fetch in flight, or a capture stopped mid-conversation, says
+        // nothing about records; a server closing on a request (a Produce among them, maybe)
+        // is a warning and is shown.
+        if d.code == crate::capture::UNANSWERED && d.severity == Severity::Info {
+            return Ok(());
+        }
         if self.notes.len() >= MAX_NOTES {
             self.notes_dropped += 1;
             return Ok(());
