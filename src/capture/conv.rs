@@ -186,10 +186,10 @@ impl Conversation {
     }
 }
 
-/// Whether a Produce request frame (size prefix first) carries Acks 0, which Kafka never
-/// answers: Acks follows the request header (v2, with tagged fields, when `flexible`) and, from
-/// v3, the nullable TransactionalId (compact when flexible). `None` when the frame is too short
-/// to tell.
+/// The Acks of a Produce request frame (size prefix first); Kafka never answers Acks 0. Acks
+/// follows the request header (v2, with tagged fields, when `flexible`) and, from v3, the
+/// nullable TransactionalId (compact when flexible). `None` when the frame is too short to
+/// tell.
 fn produce_acks(data: &[u8], version: i16, flexible: bool) -> Option<i16> {
     use crate::wire::cursor::Cursor;
     let mut c = Cursor::new(data, 12, data.len());
@@ -371,7 +371,8 @@ impl FlowCtx for FlowView<'_, '_> {
                                 // Produce is flexible from v9 in every release.
                                 None => version >= 9,
                             };
-                            produce_acks(data, version, flexible) != Some(0)
+                            // A frame cut before its Acks may be one never answered: no claim.
+                            matches!(produce_acks(data, version, flexible), Some(a) if a != 0)
                         };
                         self.remember(Outstanding {
                             correlation_id: corr,
