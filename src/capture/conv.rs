@@ -10,6 +10,7 @@ use crate::limits::{MAX_FRAME_SIZE, MAX_OUTSTANDING_PER_CONN};
 use crate::pdu::{Conn, Direction, FrameBuf, Hints, Origin};
 use crate::wire::cursor::{be_i16_at as be16, be_i32_at as be32};
 use std::collections::VecDeque;
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 const PRODUCE: i16 = 0;
@@ -99,6 +100,18 @@ pub(crate) enum Ending {
     CaptureEnded,
 }
 
+impl Ending {
+    /// The capture frame and time of the packet that ended the connection, when one did.
+    pub(crate) fn at(self) -> Option<(u64, i64)> {
+        match self {
+            Ending::Closed { frame, ts_ns, .. }
+            | Ending::Reset { frame, ts_ns, .. }
+            | Ending::Reopened { frame, ts_ns } => Some((frame, ts_ns)),
+            Ending::Evicted | Ending::CaptureEnded => None,
+        }
+    }
+}
+
 impl Conversation {
     /// Notes that bytes of the responses were lost.
     pub(crate) fn responses_lost(&mut self) {
@@ -114,34 +127,36 @@ impl Conversation {
     pub(crate) fn unanswered(
         &self,
         how: Ending,
-        proto: Option<&crate::protocol::Protocol>,
+        proto: Option<&'static crate::protocol::Protocol>,
     ) -> Option<Diagnostic> {
         if self.responses_lost {
             return None;
         }
-        let due: Vec<&Outstanding> = self.outstanding.iter().filter(|o| o.answer_due).collect();
-        if due.is_empty() {
-            return None;
-        }
-        let mut named = String::new();
-        for o in due.iter().take(NAMED_UNANSWERED) {
-            if !named.is_empty() {
+        let names = proto.unwrap_or_else(crate::protocol::builtin);
+        let (mut n, mut named) = (0usize, String::new());
+        for o in self.outstanding.iter().filter(|o| o.answer_due) {
+            n += 1;
+            if n > NAMED_UNANSWERED {
+                continue;
+            }
+            if n > 1 {
                 named.push_str(", ");
             }
-            match proto
-                .unwrap_or_else(|| crate::protocol::builtin())
-                .api_name(o.api_key)
-            {
-                Some(name) => named.push_str(name),
-                None => named.push_str(&format!("API {}", o.api_key)),
-            }
-            named.push_str(&format!(
+            let _ = match names.api_name(o.api_key) {
+                Some(name) => write!(named, "{name}"),
+                None => write!(named, "API {}", o.api_key),
+            };
+            let _ = write!(
+                named,
                 " v{} corr={} (frame {})",
                 o.api_version, o.correlation_id, o.frame
-            ));
+            );
         }
-        if due.len() > NAMED_UNANSWERED {
-            named.push_str(&format!(", and {} more", due.len() - NAMED_UNANSWERED));
+        if n == 0 {
+            return None;
+        }
+        if n > NAMED_UNANSWERED {
+            let _ = write!(named, ", and {} more", n - NAMED_UNANSWERED);
         }
         let side = |client: bool| if client { "client" } else { "server" };
         let (why, warn) = match how {
@@ -173,7 +188,6 @@ impl Conversation {
             ),
             Ending::CaptureEnded => ("the capture ended".to_string(), false),
         };
-        let n = due.len();
         let message = format!(
             "{n} request{} never answered before {why}: {named}",
             if n == 1 { " was" } else { "s were" }
@@ -470,6 +484,33 @@ mod tests {
         let mut bad = r;
         bad[4..6].copy_from_slice(&500i16.to_be_bytes());
         assert_eq!(looks_like_request(&bad, &o, true), Plausible::No);
+    }
+
+    #[test]
+    fn produce_acks_reads_every_prefix_without_panicking_and_stops_on_huge_counts() {
+        // Produce v9 (flexible): client id "c", one tagged field (tag 0, 1 byte), a compact
+        // TransactionalId "tx", then Acks -1.
+        let mut f = vec![
+            0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 7, 0, 1, b'c', 1, 0, 1, 0xaa, 3,
+        ];
+        f.extend_from_slice(b"tx");
+        f.extend_from_slice(&(-1i16).to_be_bytes());
+        assert_eq!(produce_acks(&f, 9, true), Some(-1));
+        for end in 0..f.len() {
+            assert_eq!(
+                produce_acks(&f[..end], 9, true),
+                None,
+                "prefix of {end} bytes"
+            );
+        }
+        // A tagged-field count of 2^32 - 1 and a TransactionalId of 2^32 - 2 bytes, with nothing
+        // behind them: each read is checked against what remains, so both end at once.
+        let mut huge = f[..15].to_vec();
+        huge.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]);
+        assert_eq!(produce_acks(&huge, 9, true), None);
+        let mut huge = f[..15].to_vec();
+        huge.extend_from_slice(&[0, 0xff, 0xff, 0xff, 0xff, 0x0f]);
+        assert_eq!(produce_acks(&huge, 9, true), None);
     }
 
     #[test]

@@ -270,9 +270,10 @@ impl<'o> Tracker<'o> {
                 ts_ns: p.ts_ns,
             };
             finish_conn(c, how, self.opts, &mut self.totals, out);
-        } else if c.flows[0].fin.is_some() && c.flows[1].fin.is_some() {
-            // Which side closed first, `finish_conn` reads from the flows.
-            finish_conn(c, Ending::CaptureEnded, self.opts, &mut self.totals, out);
+        } else if let Some(how) =
+            closed_by_fin(c).filter(|_| c.flows.iter().all(|f| f.fin.is_some()))
+        {
+            finish_conn(c, how, self.opts, &mut self.totals, out);
         }
     }
 
@@ -697,6 +698,21 @@ fn flush_held(
     }
 }
 
+/// The connection as closed by the side whose FIN came first, when either sent one.
+fn closed_by_fin(c: &Connection) -> Option<Ending> {
+    let (fi, (frame, ts_ns)) = match (c.flows[0].fin, c.flows[1].fin) {
+        (Some(a), Some(b)) if b.0 < a.0 => (1, b),
+        (Some(a), _) => (0, a),
+        (None, Some(b)) => (1, b),
+        (None, None) => return None,
+    };
+    Some(Ending::Closed {
+        by_client: direction_of(c, fi) == Some(Direction::Request),
+        frame,
+        ts_ns,
+    })
+}
+
 fn finish_conn(
     c: &mut Connection,
     how: Ending,
@@ -735,29 +751,13 @@ fn finish_conn(
         f.held_bytes = 0;
     }
     // A side that sent its FIN ended the conversation, whatever ended the connection later
-    // (the other side's FIN, the end of the capture).
-    let fins = (c.flows[0].fin, c.flows[1].fin);
-    let first_fin = match fins {
-        (Some(a), Some(b)) if b.0 < a.0 => Some((1, b)),
-        (Some(a), _) => Some((0, a)),
-        (None, Some(b)) => Some((1, b)),
-        (None, None) => None,
-    };
-    let how = match (how, first_fin) {
-        (Ending::Reset { .. }, _) | (_, None) => how,
-        (_, Some((fi, (frame, ts_ns)))) => Ending::Closed {
-            by_client: direction_of(c, fi) == Some(Direction::Request),
-            frame,
-            ts_ns,
-        },
+    // (the other side's FIN, eviction, the end of the capture).
+    let how = match how {
+        Ending::Reset { .. } => how,
+        _ => closed_by_fin(c).unwrap_or(how),
     };
     if let Some(diag) = c.conv.unanswered(how, opts.protocol) {
-        let (frame, ts_ns) = match how {
-            Ending::Closed { frame, ts_ns, .. }
-            | Ending::Reset { frame, ts_ns, .. }
-            | Ending::Reopened { frame, ts_ns } => (frame, ts_ns),
-            Ending::Evicted | Ending::CaptureEnded => (c.last_frame, c.last_ts),
-        };
+        let (frame, ts_ns) = how.at().unwrap_or((c.last_frame, c.last_ts));
         let origin = Origin {
             frame: Some(frame),
             ts_ns: Some(ts_ns),
