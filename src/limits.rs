@@ -169,6 +169,11 @@ pub const MAX_CHECK_ISR: usize = 256;
 /// Most (producer id, topic, partition) sequence states the checker keeps.
 pub const MAX_CHECK_PRODUCER_PARTITIONS: usize = 262_144;
 
+/// Most findings `kinspect check` lists for one PDU; the rest are counted per rule in one
+/// `check-findings-capped` finding (a Produce to thousands of partitions can break a rule for
+/// each).
+pub const MAX_CHECK_FINDINGS_PER_PDU: usize = 1024;
+
 /// Most producer ids (epochs, transactions) the checker keeps.
 pub const MAX_CHECK_PRODUCERS: usize = 65_536;
 

@@ -6,7 +6,7 @@
 
 use super::fields::{body, elems, int, topic, Topic};
 use super::sessions::ClientKey;
-use super::{frame_of, Finding, Followed, RuleId, Table};
+use super::{frame_of, Finding, Findings, Followed, RuleId, Table};
 use crate::limits::MAX_CHECK_PARTITIONS;
 use crate::pdu::Pdu;
 use std::net::SocketAddr;
@@ -106,7 +106,7 @@ impl Epochs {
         }
     }
 
-    pub(super) fn request(&mut self, pdu: &Pdu, client: ClientKey, out: &mut Vec<Finding>) {
+    pub(super) fn request(&mut self, pdu: &Pdu, client: ClientKey, out: &mut Findings) {
         let (Some(key), Some(version)) = (pdu.api_key, pdu.api_version) else {
             return;
         };
@@ -195,7 +195,7 @@ impl Epochs {
         }
     }
 
-    pub(super) fn response(&mut self, pdu: &Pdu, client: ClientKey, out: &mut Vec<Finding>) {
+    pub(super) fn response(&mut self, pdu: &Pdu, client: ClientKey, out: &mut Findings) {
         let (Some(key), Some(version), Some(b)) = (pdu.api_key, pdu.api_version, body(&pdu.tree))
         else {
             return;

@@ -17,7 +17,7 @@
 //!   (`ConsumerPartitionAssignor`, `ConsumerProtocolAssignment.json`).
 
 use super::fields::{body, elems, int, int_any, text, uuid};
-use super::{frame_of, votes::Pending, Finding, Followed, RuleId, Table};
+use super::{frame_of, votes::Pending, Finding, Findings, Followed, RuleId, Table};
 use crate::limits::{MAX_CHECK_ASSIGNMENT, MAX_CHECK_GROUP_MEMBERS};
 use crate::pdu::Pdu;
 use crate::wire::tree::{NodeId, Value};
@@ -61,7 +61,7 @@ impl Groups {
     }
 
     /// Checks a request; returns what its answer needs (the group of a JoinGroup).
-    pub(super) fn request(&mut self, pdu: &Pdu, out: &mut Vec<Finding>) -> Option<Pending> {
+    pub(super) fn request(&mut self, pdu: &Pdu, out: &mut Findings) -> Option<Pending> {
         let (Some(k), Some(b)) = (pdu.api_key, body(&pdu.tree)) else {
             return None;
         };
@@ -123,7 +123,7 @@ impl Groups {
         member: &str,
         gen: i64,
         frame: u64,
-        out: &mut Vec<Finding>,
+        out: &mut Findings,
     ) {
         if gen < 0 || member.is_empty() {
             return;
@@ -151,7 +151,7 @@ impl Groups {
 
     /// A classic leader's SyncGroup: the consumer-protocol assignments of one generation must
     /// not share a partition.
-    fn classic_assignments(&self, pdu: &Pdu, b: NodeId, group: &str, out: &mut Vec<Finding>) {
+    fn classic_assignments(&self, pdu: &Pdu, b: NodeId, group: &str, out: &mut Findings) {
         let t = &pdu.tree;
         let mut seen: Vec<(&str, i32, &str)> = Vec::new();
         for a in elems(t, b, "Assignments") {
@@ -190,7 +190,7 @@ impl Groups {
         }
     }
 
-    pub(super) fn response(&mut self, pdu: &Pdu, pending: Pending, out: &mut Vec<Finding>) {
+    pub(super) fn response(&mut self, pdu: &Pdu, pending: Pending, out: &mut Findings) {
         let Some(b) = body(&pdu.tree) else { return };
         let t = &pdu.tree;
         let frame = frame_of(&pdu.origin);

@@ -63,6 +63,8 @@ macro_rules! rules {
 rules! {
     StateCapped = "check-state-capped", Warning, "check", "-", "kinspect limits.rs (MAX_CHECK_*)",
         "a state table of the checker was full: rules needing new state there are not checked from this frame on";
+    FindingsCapped = "check-findings-capped", Warning, "check", "-", "kinspect limits.rs (MAX_CHECK_FINDINGS_PER_PDU)",
+        "one PDU broke rules more often than is listed: the first findings are listed, the rest counted by rule";
     ResponseWithoutRequest = "response-without-request", Warning, "sessions", "KIP-511 (protocol guide: correlation id)", "NetworkClient.java (correlation id matching)",
         "every response answers a request seen earlier on its connection (once the capture has seen a request there)";
     CorrelationIdReused = "correlation-id-reused", Error, "sessions", "protocol guide: request header", "NetworkClient.java (InFlightRequests: correlation id mismatch)",
@@ -224,6 +226,67 @@ pub fn frame_of(o: &Origin) -> u64 {
     o.frame.unwrap_or(o.index)
 }
 
+/// The findings of one PDU as the rules push them: the first
+/// [`MAX_CHECK_FINDINGS_PER_PDU`](crate::limits::MAX_CHECK_FINDINGS_PER_PDU) are kept, the rest
+/// only counted per rule, so that a PDU naming thousands of partitions cannot make the checker
+/// hold thousands of findings (or print them).
+#[derive(Default)]
+pub(crate) struct Findings {
+    kept: Vec<Finding>,
+    /// Rules of the findings dropped, with how many each, in order of first drop.
+    dropped: Vec<(&'static Rule, u64)>,
+    /// The frame of the first finding dropped.
+    first_dropped: Option<Vec<u64>>,
+}
+
+impl Findings {
+    pub(crate) fn push(&mut self, f: Finding) {
+        if self.kept.len() < crate::limits::MAX_CHECK_FINDINGS_PER_PDU {
+            self.kept.push(f);
+            return;
+        }
+        self.first_dropped.get_or_insert(f.frames);
+        match self.dropped.iter_mut().find(|(r, _)| r.id == f.rule.id) {
+            Some((_, n)) => *n += 1,
+            None => self.dropped.push((f.rule, 1)),
+        }
+    }
+
+    /// Starts the next PDU.
+    fn clear(&mut self) {
+        self.kept.clear();
+        self.dropped.clear();
+        self.first_dropped = None;
+    }
+
+    /// The findings kept, then the one that counts those dropped (if any), then `always` (the
+    /// state caps: a handful per run, never dropped).
+    fn finish(&mut self, always: Vec<Finding>) -> std::vec::Drain<'_, Finding> {
+        if let Some(frames) = self.first_dropped.take() {
+            let n: u64 = self.dropped.iter().map(|(_, n)| n).sum();
+            let per_rule = self
+                .dropped
+                .iter()
+                .map(|(r, n)| format!("{} {n}", r.code))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let cap = crate::limits::MAX_CHECK_FINDINGS_PER_PDU;
+            self.kept.push(
+                Finding::new(
+                    RuleId::FindingsCapped,
+                    frames,
+                    format!(
+                        "{n} more findings on this PDU are not listed (limits::MAX_CHECK_FINDINGS_PER_PDU): {per_rule}"
+                    ),
+                )
+                .expect(format!("at most {cap} findings listed"), format!("{}", cap as u64 + n)),
+            );
+        }
+        self.kept.extend(always);
+        self.kept.drain(..)
+    }
+}
+
 /// A map that refuses new keys once it holds `cap` of them, and remembers that it did.
 pub(crate) struct Table<K, V> {
     map: HashMap<K, V>,
@@ -382,7 +445,7 @@ pub struct Checker {
     recovery: recovery::Recovery,
     producers: producers::Producers,
     groups: groups::Groups,
-    out: Vec<Finding>,
+    out: Findings,
     /// PDUs checked (requests, responses and batches of log files alike).
     pdus: u64,
 }
@@ -402,7 +465,7 @@ impl Checker {
             recovery: recovery::Recovery::new(),
             producers: producers::Producers::new(),
             groups: groups::Groups::new(),
-            out: Vec::new(),
+            out: Findings::default(),
             pdus: 0,
         }
     }
@@ -425,7 +488,7 @@ impl Checker {
                 if let Some(id) = self.recovery.registration_request(pdu) {
                     pending = votes::Pending::Broker { id };
                 }
-                self.sessions.remember(pdu, pending, out);
+                self.sessions.remember(pdu, pending);
             }
             Some(Direction::Response) => {
                 let (req, client) = self.sessions.response(pdu, out);
@@ -447,13 +510,14 @@ impl Checker {
             _ => {}
         }
         let f = frame_of(&pdu.origin);
-        self.sessions.capped(f, out);
-        self.epochs.capped(f, out);
-        self.votes.capped(f, out);
-        self.recovery.capped(f, out);
-        self.producers.capped(f, out);
-        self.groups.capped(f, out);
-        self.out.drain(..)
+        let mut caps = Vec::new();
+        self.sessions.capped(f, &mut caps);
+        self.epochs.capped(f, &mut caps);
+        self.votes.capped(f, &mut caps);
+        self.recovery.capped(f, &mut caps);
+        self.producers.capped(f, &mut caps);
+        self.groups.capped(f, &mut caps);
+        self.out.finish(caps)
     }
 
     /// A capture note: a gap or resync on a connection means the conversation there lost

@@ -17,7 +17,7 @@
 //!   EndTxn v5+ answers with the bumped epoch: the old one is then finished.
 
 use super::fields::{body, boolean, elems, int, member, member_any, topic, Topic};
-use super::{frame_of, CapHit, Finding, Followed, RuleId, Table};
+use super::{frame_of, CapHit, Finding, Findings, Followed, RuleId, Table};
 use crate::limits::{
     MAX_CHECK_PRODUCERS, MAX_CHECK_PRODUCER_PARTITIONS, MAX_CHECK_PRODUCE_INFLIGHT,
     MAX_CHECK_TXN_PARTITIONS,
@@ -117,7 +117,7 @@ impl Producers {
         }
     }
 
-    pub(super) fn request(&mut self, pdu: &Pdu, out: &mut Vec<Finding>) {
+    pub(super) fn request(&mut self, pdu: &Pdu, out: &mut Findings) {
         let (Some(key), Some(b)) = (pdu.api_key, body(&pdu.tree)) else {
             return;
         };
@@ -178,7 +178,7 @@ impl Producers {
         }
     }
 
-    fn produce(&mut self, pdu: &Pdu, b: NodeId, out: &mut Vec<Finding>) {
+    fn produce(&mut self, pdu: &Pdu, b: NodeId, out: &mut Findings) {
         let t = &pdu.tree;
         let frame = frame_of(&pdu.origin);
         let version = pdu.api_version.unwrap_or(0);
@@ -238,7 +238,7 @@ impl Producers {
         pid: i64,
         epoch: i16,
         version: i16,
-        out: &mut Vec<Finding>,
+        out: &mut Findings,
     ) {
         let frame = frame_of(&pdu.origin);
         let Some(st) = self.producers.entry(pid) else {
@@ -304,7 +304,7 @@ impl Producers {
         epoch: i16,
         base: i32,
         count: i32,
-        out: &mut Vec<Finding>,
+        out: &mut Findings,
     ) -> Option<(i32, i16, u64)> {
         let frame = frame_of(&pdu.origin);
         let granted = self.producers.get(&pid).and_then(|s| s.granted);
@@ -384,7 +384,7 @@ impl Producers {
         &mut self,
         pdu: &Pdu,
         req: Option<&super::sessions::Inflight>,
-        out: &mut Vec<Finding>,
+        out: &mut Findings,
     ) {
         let (Some(key), Some(b)) = (pdu.api_key, body(&pdu.tree)) else {
             return;
@@ -442,7 +442,7 @@ impl Producers {
         }
     }
 
-    fn produce_response(&mut self, pdu: &Pdu, b: NodeId, frame: u64, out: &mut Vec<Finding>) {
+    fn produce_response(&mut self, pdu: &Pdu, b: NodeId, frame: u64, out: &mut Findings) {
         let (Some(c), Some(corr)) = (pdu.origin.conn, pdu.correlation_id) else {
             return;
         };

@@ -15,7 +15,7 @@
 //!   Leader -2 (tag 1 absent) = unchanged; Isr null (tag 0 absent) = unchanged.
 
 use super::fields::{body, elems, int, member, text, uuid, Topic};
-use super::{frame_of, Finding, Followed, RuleId, Table};
+use super::{frame_of, Finding, Findings, Followed, RuleId, Table};
 use crate::limits::{MAX_CHECK_BROKER_EPOCHS, MAX_CHECK_ISR, MAX_CHECK_RECOVERY_PARTITIONS};
 use crate::pdu::Pdu;
 use crate::wire::tree::{Kind, NodeId, Tree, Value};
@@ -93,7 +93,7 @@ impl Recovery {
 
     /// A PDU without direction (a batch of a log segment or snapshot), or a Fetch response:
     /// the metadata records it carries.
-    pub(super) fn records(&mut self, pdu: &Pdu, out: &mut Vec<Finding>) {
+    pub(super) fn records(&mut self, pdu: &Pdu, out: &mut Findings) {
         let tree = &pdu.tree;
         if tree.nodes.is_empty() {
             return;
@@ -114,7 +114,7 @@ impl Recovery {
     }
 
     /// Every metadata record value (`FrameVersion`, `ApiKey`, `Data`) among nodes `from..to`.
-    fn scan(&mut self, pdu: &Pdu, from: NodeId, to: NodeId, out: &mut Vec<Finding>) {
+    fn scan(&mut self, pdu: &Pdu, from: NodeId, to: NodeId, out: &mut Findings) {
         let tree = &pdu.tree;
         let frame = frame_of(&pdu.origin);
         let mut i = from;
@@ -148,7 +148,7 @@ impl Recovery {
         }
     }
 
-    fn partition_record(&mut self, pdu: &Pdu, d: NodeId, out: &mut Vec<Finding>) {
+    fn partition_record(&mut self, pdu: &Pdu, d: NodeId, out: &mut Findings) {
         let t = &pdu.tree;
         let frame = frame_of(&pdu.origin);
         let (Some(topic), Some(p)) = (uuid(t, d, "TopicId"), int(t, d, "PartitionId")) else {
@@ -178,7 +178,7 @@ impl Recovery {
         );
     }
 
-    fn change_record(&mut self, pdu: &Pdu, d: NodeId, out: &mut Vec<Finding>) {
+    fn change_record(&mut self, pdu: &Pdu, d: NodeId, out: &mut Findings) {
         let t = &pdu.tree;
         let frame = frame_of(&pdu.origin);
         let (Some(topic), Some(p)) = (uuid(t, d, "TopicId"), int(t, d, "PartitionId")) else {
@@ -243,7 +243,7 @@ impl Recovery {
     }
 
     /// An AlterPartition request: its ISR and recovery state against the metadata log's.
-    pub(super) fn alter_partition(&mut self, pdu: &Pdu, out: &mut Vec<Finding>) {
+    pub(super) fn alter_partition(&mut self, pdu: &Pdu, out: &mut Findings) {
         let (Some(ALTER_PARTITION), Some(b)) = (pdu.api_key, body(&pdu.tree)) else {
             return;
         };
@@ -377,7 +377,7 @@ fn recovering_isr(
     p: i32,
     st: &Part,
     frames: Vec<u64>,
-    out: &mut Vec<Finding>,
+    out: &mut Findings,
 ) {
     if st.recovery != RECOVERING || st.isr == [st.leader] {
         return;

@@ -5,7 +5,7 @@
 //! response comes (see `votes::Pending`).
 
 use super::fields::{body, header, int, text};
-use super::{frame_of, votes, CapHit, Finding, Followed, RuleId, Table};
+use super::{frame_of, votes, CapHit, Finding, Findings, Followed, RuleId, Table};
 use crate::limits::{
     MAX_CHECK_BROKERS, MAX_CHECK_CONNECTIONS, MAX_CHECK_INFLIGHT_PER_CONN,
     MAX_CHECK_UNSUPPORTED_PER_CONN,
@@ -85,7 +85,7 @@ impl Sessions {
     }
 
     /// Checks a request against its connection; returns who sent it.
-    pub(super) fn request(&mut self, pdu: &Pdu, out: &mut Vec<Finding>) -> ClientKey {
+    pub(super) fn request(&mut self, pdu: &Pdu, out: &mut Findings) -> ClientKey {
         let (Some(key), Some(version), corr) = (pdu.api_key, pdu.api_version, pdu.correlation_id)
         else {
             return 0;
@@ -163,7 +163,7 @@ impl Sessions {
     }
 
     /// Remembers a request as in flight, with what the other families need at its response.
-    pub(super) fn remember(&mut self, pdu: &Pdu, pending: votes::Pending, _out: &mut [Finding]) {
+    pub(super) fn remember(&mut self, pdu: &Pdu, pending: votes::Pending) {
         let (Some(c), Some(corr)) = (pdu.origin.conn, pdu.correlation_id) else {
             return;
         };
@@ -193,7 +193,7 @@ impl Sessions {
     pub(super) fn response(
         &mut self,
         pdu: &Pdu,
-        out: &mut Vec<Finding>,
+        out: &mut Findings,
     ) -> (Option<Inflight>, ClientKey) {
         let frame = frame_of(&pdu.origin);
         let is_token = pdu.tree.nodes.len() > 1 && pdu.tree.child(0, "token").is_some();

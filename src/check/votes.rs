@@ -11,7 +11,7 @@
 //! connection's server address.
 
 use super::fields::{body, boolean, elems, int, int_any, member, topic, Topic};
-use super::{frame_of, Finding, Followed, RuleId, Table};
+use super::{frame_of, Finding, Findings, Followed, RuleId, Table};
 use crate::limits::{MAX_CHECK_ELECTIONS, MAX_CHECK_REPLICAS, MAX_CHECK_TIMELINE_EVENTS};
 use crate::pdu::Pdu;
 use std::fmt::Write as _;
@@ -244,7 +244,7 @@ impl Votes {
         to: State,
         epoch: i32,
         pdu: &Pdu,
-        out: &mut Vec<Finding>,
+        out: &mut Findings,
     ) -> Option<State> {
         if id < 0 {
             return None;
@@ -316,7 +316,7 @@ impl Votes {
         keep
     }
 
-    pub(super) fn request(&mut self, pdu: &Pdu, out: &mut Vec<Finding>) -> Pending {
+    pub(super) fn request(&mut self, pdu: &Pdu, out: &mut Findings) -> Pending {
         let (Some(key), Some(version), Some(b)) = (pdu.api_key, pdu.api_version, body(&pdu.tree))
         else {
             return Pending::None;
@@ -343,7 +343,7 @@ impl Votes {
         }
     }
 
-    fn vote_request(&mut self, pdu: &Pdu, version: i16, b: u32, out: &mut Vec<Finding>) -> Pending {
+    fn vote_request(&mut self, pdu: &Pdu, version: i16, b: u32, out: &mut Findings) -> Pending {
         let t = &pdu.tree;
         let frame = frame_of(&pdu.origin);
         let voter_id = int(t, b, "VoterId").map_or(-1, |v| v as i32);
@@ -419,13 +419,7 @@ impl Votes {
         }
     }
 
-    fn begin_request(
-        &mut self,
-        pdu: &Pdu,
-        version: i16,
-        b: u32,
-        out: &mut Vec<Finding>,
-    ) -> Pending {
+    fn begin_request(&mut self, pdu: &Pdu, version: i16, b: u32, out: &mut Findings) -> Pending {
         let t = &pdu.tree;
         let frame = frame_of(&pdu.origin);
         let voter_id = int(t, b, "VoterId").map_or(-1, |v| v as i32);
@@ -496,7 +490,7 @@ impl Votes {
         }
     }
 
-    fn fetch_request(&mut self, pdu: &Pdu, b: u32, out: &mut Vec<Finding>) -> Pending {
+    fn fetch_request(&mut self, pdu: &Pdu, b: u32, out: &mut Findings) -> Pending {
         let t = &pdu.tree;
         let Some((te, p)) = first_partition(pdu, b, "Topics") else {
             return Pending::None;
@@ -548,7 +542,7 @@ impl Votes {
         &mut self,
         pdu: &Pdu,
         req: Option<&super::sessions::Inflight>,
-        out: &mut Vec<Finding>,
+        out: &mut Findings,
     ) {
         let Some(req) = req else { return };
         let Some(b) = body(&pdu.tree) else { return };

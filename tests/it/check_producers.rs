@@ -49,6 +49,9 @@ enum Step {
         version: i16,
         error: i16,
     },
+    /// One Produce v9 to orders-0 .. orders-`partitions`, every batch of one record at `base`,
+    /// answered without error.
+    ProduceMany { partitions: i32, base: i32 },
     /// AddPartitionsToTxn v3 of orders-`partition`.
     Add(i32, i16),
     /// EndTxn request (version, epoch).
@@ -153,6 +156,37 @@ fn run(steps: &[Step]) -> Vec<Finding> {
                         ]),
                 ]);
                 net.send(c, s, false, &response(version, corr, &a));
+            }
+            ProduceMany { partitions, base } => {
+                let q = ProduceRequest::default()
+                    .with_acks(-1)
+                    .with_timeout_ms(30000)
+                    .with_topic_data(vec![produce_request::TopicProduceData::default()
+                        .with_name(orders())
+                        .with_partition_data(
+                            (0..partitions)
+                                .map(|p| {
+                                    produce_request::PartitionProduceData::default()
+                                        .with_index(p)
+                                        .with_records(Some(batch(0, base, 1, false)))
+                                })
+                                .collect(),
+                        )]);
+                let s = "10.0.0.2:9092".parse().unwrap();
+                net.send(c, s, true, &request(0, 9, corr, &q));
+                let a = ProduceResponse::default().with_responses(vec![
+                    produce_response::TopicProduceResponse::default()
+                        .with_name(orders())
+                        .with_partition_responses(
+                            (0..partitions)
+                                .map(|p| {
+                                    produce_response::PartitionProduceResponse::default()
+                                        .with_index(p)
+                                })
+                                .collect(),
+                        ),
+                ]);
+                net.send(c, s, false, &response(9, corr, &a));
             }
             Add(partition, epoch) => {
                 let q = AddPartitionsToTxnRequest::default()
@@ -360,6 +394,59 @@ fn produce_after_end_txn() {
         EndRequest(5, 0),
         EndAnswer(5, 1),
         tproduce(0, 1, 0, 12),
+    ])
+    .is_empty());
+}
+
+#[test]
+fn findings_capped_per_pdu() {
+    let cap = kinspect::limits::MAX_CHECK_FINDINGS_PER_PDU;
+    // One Produce to cap + 76 partitions, each batch the first of epoch 0 at sequence 5: a
+    // sequence-not-reset for every partition, of which `cap` are listed and the rest counted.
+    let over = run(&[
+        Init(0),
+        ProduceMany {
+            partitions: cap as i32 + 76,
+            base: 5,
+        },
+    ]);
+    assert_eq!(over.len(), cap + 1);
+    assert!(over[..cap]
+        .iter()
+        .all(|f| f.rule.code == "sequence-not-reset"));
+    let last = &over[cap];
+    assert_eq!(last.rule.code, "check-findings-capped");
+    assert_eq!(last.frames, over[cap - 1].frames, "the same PDU");
+    assert!(
+        last.message
+            .starts_with("76 more findings on this PDU are not listed")
+            && last.message.ends_with(": sequence-not-reset 76"),
+        "{}",
+        last.message
+    );
+    assert_eq!(
+        (last.expected.as_str(), last.seen.clone()),
+        (
+            format!("at most {cap} findings listed").as_str(),
+            (cap + 76).to_string()
+        )
+    );
+    // At the cap itself every finding is listed; with sequence 0 there is none.
+    let at = codes(&[
+        Init(0),
+        ProduceMany {
+            partitions: cap as i32,
+            base: 5,
+        },
+    ]);
+    assert_eq!(at.len(), cap);
+    assert!(at.iter().all(|c| *c == "sequence-not-reset"));
+    assert!(codes(&[
+        Init(0),
+        ProduceMany {
+            partitions: cap as i32 + 76,
+            base: 0,
+        },
     ])
     .is_empty());
 }
