@@ -378,13 +378,35 @@ pub struct Followed {
     pub count: usize,
 }
 
-/// What the rules followed: the PDUs checked and each kind of state with how many of it; summed
-/// over inputs with [`Coverage::add`].
+/// Something of the input the rules could not see, and how often: PDUs that did not decode
+/// cleanly (the rules read what decoded), or a capture note by code: bytes never captured
+/// (`gap`), a file cut short, a frame cut by the snap length, TLS, connections not recognised as
+/// Kafka, a full connection table. A rule that saw nothing of a conversation is silent about it,
+/// and this is what says so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Missed {
+    /// [`Missed::UNDECODED`], or the note's code.
+    pub what: &'static str,
+    /// The note's severity; error for PDUs with decoding errors.
+    pub severity: Severity,
+    pub count: u64,
+}
+
+impl Missed {
+    /// What counts the PDUs with error diagnostics.
+    pub const UNDECODED: &'static str = "PDUs with decoding errors";
+}
+
+/// What the rules followed: the PDUs checked and each kind of state with how many of it, and
+/// what of the input they could not see; summed over inputs with [`Coverage::add`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Coverage {
     pub pdus: u64,
     /// In the order of [`Checker::coverage`]; empty until something was added.
     pub followed: Vec<Followed>,
+    /// PDUs with decoding errors first (when any), then capture notes in order of first
+    /// appearance; empty when the rules saw every byte as a decoded PDU.
+    pub missed: Vec<Missed>,
 }
 
 impl Coverage {
@@ -397,6 +419,32 @@ impl Coverage {
             for (sum, f) in self.followed.iter_mut().zip(&other.followed) {
                 sum.count += f.count;
             }
+        }
+        for m in &other.missed {
+            missed(&mut self.missed, m.what, m.severity, m.count);
+        }
+    }
+}
+
+/// Adds `count` of `what` to `list` (a handful of entries: the note codes are a fixed set), PDUs
+/// with decoding errors first.
+fn missed(list: &mut Vec<Missed>, what: &'static str, severity: Severity, count: u64) {
+    match list.iter_mut().find(|m| m.what == what) {
+        Some(m) => m.count += count,
+        None => {
+            let at = if what == Missed::UNDECODED {
+                0
+            } else {
+                list.len()
+            };
+            list.insert(
+                at,
+                Missed {
+                    what,
+                    severity,
+                    count,
+                },
+            )
         }
     }
 }
@@ -448,6 +496,8 @@ pub struct Checker {
     out: Findings,
     /// PDUs checked (requests, responses and batches of log files alike).
     pdus: u64,
+    /// What the rules could not see (see [`Missed`]).
+    missed: Vec<Missed>,
 }
 
 impl Default for Checker {
@@ -467,6 +517,7 @@ impl Checker {
             groups: groups::Groups::new(),
             out: Findings::default(),
             pdus: 0,
+            missed: Vec::new(),
         }
     }
 
@@ -474,6 +525,9 @@ impl Checker {
     pub fn pdu(&mut self, pdu: &Pdu) -> std::vec::Drain<'_, Finding> {
         self.out.clear();
         self.pdus += 1;
+        if pdu.tree.has_errors() {
+            missed(&mut self.missed, Missed::UNDECODED, Severity::Error, 1);
+        }
         let out = &mut self.out;
         match pdu.direction {
             Some(Direction::Request) if pdu.api_key.is_some() => {
@@ -522,7 +576,12 @@ impl Checker {
 
     /// A capture note: a gap or resync on a connection means the conversation there lost
     /// bytes, so what is in flight on it is forgotten rather than judged.
+    /// Every note but `unanswered` (which is about the conversation, not what was captured of
+    /// it) is counted as something the rules could not see.
     pub fn note(&mut self, origin: &Origin, diag: &Diagnostic) {
+        if diag.code != "unanswered" {
+            missed(&mut self.missed, diag.code, diag.severity, 1);
+        }
         if matches!(
             diag.code,
             "gap" | "resync" | "frame-incomplete" | "outstanding-overflow"
@@ -546,6 +605,7 @@ impl Checker {
         Coverage {
             pdus: self.pdus,
             followed,
+            missed: self.missed.clone(),
         }
     }
 
@@ -600,12 +660,44 @@ mod tests {
         let one = Coverage {
             pdus: 3,
             followed: vec![f],
+            missed: Vec::new(),
         };
         let mut sum = Coverage::default();
         sum.add(&one);
         sum.add(&one);
         assert_eq!((sum.pdus, sum.followed[0].count), (6, 4));
         assert_eq!(sum.followed[0].what, "things");
+    }
+
+    #[test]
+    fn what_was_missed_sums_by_kind_with_undecoded_pdus_first() {
+        let mut a = Vec::new();
+        missed(&mut a, "gap", Severity::Warning, 1);
+        missed(&mut a, "tls", Severity::Info, 1);
+        missed(&mut a, "gap", Severity::Warning, 2);
+        missed(&mut a, Missed::UNDECODED, Severity::Error, 1);
+        let whats = |l: &[Missed]| l.iter().map(|m| (m.what, m.count)).collect::<Vec<_>>();
+        assert_eq!(whats(&a), [(Missed::UNDECODED, 1), ("gap", 3), ("tls", 1)]);
+        let mut b = Vec::new();
+        missed(&mut b, "capture-truncated", Severity::Error, 1);
+        missed(&mut b, "gap", Severity::Warning, 5);
+        let mut sum = Coverage::default();
+        for list in [b, a] {
+            sum.add(&Coverage {
+                pdus: 1,
+                followed: Vec::new(),
+                missed: list,
+            });
+        }
+        assert_eq!(
+            whats(&sum.missed),
+            [
+                (Missed::UNDECODED, 1),
+                ("capture-truncated", 1),
+                ("gap", 8),
+                ("tls", 1)
+            ]
+        );
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! `kinspect check` as a sink: every PDU and capture note of each input goes through a fresh
 //! [`Checker`]; its findings are printed as they come (one line each, or one JSON object each),
-//! then, per input, the quorum timeline when asked, and at the end a count per rule and what the
-//! rules followed (PDUs, connections, partitions, producers, ... summed over the inputs).
+//! then, per input, the quorum timeline when asked, and at the end a count per rule, what the
+//! rules followed (PDUs, connections, partitions, producers, ... summed over the inputs) and,
+//! when they missed something, what they could not see (PDUs with decoding errors, gaps, a
+//! truncated file, TLS, ...).
 
 use crate::check::{Checker, Coverage, Finding, RULES};
 use crate::diag::{Diagnostic, Severity};
@@ -252,6 +254,23 @@ impl<W: Write> Sink for CheckPrinter<W> {
             )?;
             for f in &self.coverage.followed {
                 writeln!(self.w, "  {:<34} {:<9} {:>5}", f.what, f.family, f.count)?;
+            }
+            // What they could not see: shown only when something was missed.
+            if !self.coverage.missed.is_empty() {
+                writeln!(self.w, "\nwhat the rules could not see")?;
+                for m in &self.coverage.missed {
+                    writeln!(
+                        self.w,
+                        "  {:<34} {:<9} {:>5}",
+                        m.what,
+                        m.severity.as_str(),
+                        m.count
+                    )?;
+                }
+                writeln!(
+                    self.w,
+                    "  (`kinspect decode -f summary` shows each at its frame; `--errors-only` the errors)"
+                )?;
             }
         }
         self.w.flush()

@@ -401,3 +401,86 @@ fn the_readme_rules_table_is_what_check_rules_lists() {
     let (_, code) = kinspect(&["check", "--rules", "captures/mock-kcat-none.pcap"]);
     assert_eq!(code, 2);
 }
+
+/// A capture cut inside a packet record, and one whose packets were cut by the snap length: the
+/// rules cannot see what is missing, and `check` says what that was. The expectations come from
+/// the pcap's own record headers (walked here) and from tshark's rows beside the capture.
+#[test]
+fn what_the_rules_could_not_see() {
+    let src = common::captures_dir().join("mock-kcat-none.pcap");
+    let pcap = std::fs::read(&src).unwrap();
+    // Walk the classic pcap records: 24-byte file header, then 16-byte record headers whose
+    // incl_len (little-endian, this file's magic) gives the record's length.
+    assert_eq!(
+        &pcap[..4],
+        &[0xd4, 0xc3, 0xb2, 0xa1],
+        "a little-endian pcap"
+    );
+    let mut at = 24;
+    let mut starts = Vec::new();
+    while at + 16 <= pcap.len() {
+        starts.push(at);
+        let incl = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + incl;
+    }
+    assert_eq!(at, pcap.len());
+    // Cut ten bytes into the data of record 100 (frame 100): frames 1-99 are whole.
+    let cut_frame = 100;
+    let cut = starts[cut_frame - 1] + 16 + 10;
+    let dir = std::env::temp_dir().join(format!("kinspect-check-unseen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cut_file = dir.join("cut.pcap");
+    std::fs::write(&cut_file, &pcap[..cut]).unwrap();
+    // tshark's Kafka PDUs it calls malformed, in the frames kept.
+    let tsv = std::fs::read_to_string(src.with_extension("summary.tsv")).unwrap();
+    let malformed = tsv
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let c: Vec<&str> = l.split('\t').collect();
+            c[0].parse::<usize>().unwrap() < cut_frame && c[11] == "yes"
+        })
+        .count();
+    assert!(malformed > 0, "the kept frames hold malformed PDUs");
+    let (out, code) = kinspect(&["check", cut_file.to_str().unwrap()]);
+    // The exit code stays the rules': none fired.
+    assert_eq!(code, 0, "{out}");
+    let unseen: Vec<&str> = out
+        .lines()
+        .skip_while(|l| *l != "what the rules could not see")
+        .collect();
+    assert_eq!(
+        unseen,
+        [
+            "what the rules could not see".to_string(),
+            format!("  PDUs with decoding errors          error     {malformed:>5}"),
+            "  capture-truncated                  error         1".to_string(),
+            "  (`kinspect decode -f summary` shows each at its frame; `--errors-only` the errors)"
+                .to_string(),
+        ],
+        "{out}"
+    );
+    // JSON Lines stays one object per finding: nothing.
+    let (out, code) = kinspect(&["check", "-f", "jsonl", cut_file.to_str().unwrap()]);
+    assert_eq!((out.as_str(), code), ("", 0));
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // Every packet cut to 128 bytes: frames cut short, one note each where the stream ended or
+    // skipped inside a frame; tshark has no row for most of them, so only their presence is
+    // checked, and that the whole capture is not said to be missed.
+    let snap = common::captures_dir().join("mock-kcat-snaplen128.pcap");
+    let (out, _) = kinspect(&["check", snap.to_str().unwrap()]);
+    let unseen: Vec<&str> = out
+        .lines()
+        .skip_while(|l| *l != "what the rules could not see")
+        .collect();
+    assert!(
+        unseen.iter().any(|l| l.starts_with("  frame-incomplete ")),
+        "{out}"
+    );
+    // A clean capture has no such section.
+    let clean = common::captures_dir().join("tansu-kafkapython3-codecs.pcap");
+    let (out, code) = kinspect(&["check", clean.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("could not see"), "{out}");
+}

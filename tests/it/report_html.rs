@@ -547,6 +547,7 @@ fn the_reports_numbers_match_stats_and_tshark() {
         .lines()
         .skip_while(|l| *l != "what the rules followed")
         .skip(1)
+        .take_while(|l| !l.is_empty())
         .map(|l| {
             [&l[2..36], &l[37..46], &l[46..]]
                 .iter()
@@ -556,6 +557,9 @@ fn the_reports_numbers_match_stats_and_tshark() {
         .collect();
     assert_eq!(followed, printed, "{text}");
     assert_eq!(followed.len(), 11, "{text}");
+    // It saw every byte as a decoded PDU, so there is nothing it could not see.
+    assert!(!html.contains("What the rules could not see"));
+    assert!(!text.contains("could not see"), "{text}");
 
     // Clients by client id.
     let clients = table_after(&html, "Clients by client id");
@@ -618,4 +622,44 @@ fn the_reports_numbers_match_stats_and_tshark() {
         .unwrap();
     let theirs = String::from_utf8_lossy(&out.stdout).lines().count() as u64;
     assert_eq!(ours, theirs, "PDUs naming kjs vs tshark's frames with it");
+}
+
+/// A capture where the rules miss something: the ApiVersions answers of librdkafka's mock that
+/// tshark also calls malformed. The report lists what the rules could not see as `check` does.
+#[test]
+fn the_report_says_what_the_rules_could_not_see() {
+    const NONE: &str = "captures/mock-kcat-none.pcap";
+    let capture = common::repo().join(NONE);
+    let page = out_dir().join("unseen.html");
+    let html = report(&[&capture], &page);
+    let tsv = std::fs::read_to_string(capture.with_extension("summary.tsv")).unwrap();
+    let malformed = tsv
+        .lines()
+        .skip(1)
+        .filter(|l| l.split('\t').nth(11) == Some("yes"))
+        .count();
+    let unseen = table_after(&html, "What the rules could not see");
+    assert_eq!(
+        unseen,
+        [[
+            "PDUs with decoding errors".to_string(),
+            "error".to_string(),
+            malformed.to_string()
+        ]]
+    );
+    let o = common::kinspect(&["check", NONE]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    let printed: Vec<Vec<String>> = text
+        .lines()
+        .skip_while(|l| *l != "what the rules could not see")
+        .skip(1)
+        .filter(|l| !l.starts_with("  ("))
+        .map(|l| {
+            [&l[2..36], &l[37..46], &l[46..]]
+                .iter()
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect();
+    assert_eq!(unseen, printed, "{text}");
 }

@@ -680,6 +680,18 @@ fn check<W: Write>(s: &mut String, r: &Report<W>) {
         t.row(&[f.what.into(), f.family.into(), format!("#{}", f.count)]);
     }
     t.close();
+    if !r.coverage.missed.is_empty() {
+        s.push_str("<p>What the rules could not see:</p>");
+        let mut t = Table::open(s, "sortable", &["what", "severity", "#count"]);
+        for m in &r.coverage.missed {
+            t.row(&[
+                m.what.into(),
+                m.severity.as_str().into(),
+                format!("#{}", m.count),
+            ]);
+        }
+        t.close();
+    }
 }
 
 fn findings<W: Write>(s: &mut String, r: &Report<W>) {
