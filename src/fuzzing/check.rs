@@ -242,3 +242,133 @@ pub(crate) fn capture_frames(n: usize) -> Vec<(crate::pdu::Hints, Vec<u8>)> {
     }
     frames
 }
+
+/// Display filters evaluated on every PDU a capture target delivers: every kind of field (named,
+/// entity, error by name, body paths through arrays and into records), every operator.
+const QUERIES: &[&str] = &[
+    "api in {Produce, Fetch, Metadata} and version >= 3 or not direction == response",
+    "error == NOT_LEADER_OR_FOLLOWER or error_code != 0 or latency_us > 1000",
+    "topic contains \"a\" or partition <= 2 or group matches \"^g.*[0-9]$\" or producer_id >= 0",
+    "transactional_id != \"\" and client_id matches \"rd\" or request_frame < 10",
+    "body.Topics[].Partitions[].Records[].Records[].Key contains \"k\" or body.Topics[0].Name == \"orders\"",
+    "body.Responses[].PartitionResponses[].ErrorCode in {0, 6} and size > 100 and time >= 0",
+    "src contains \"127\" or dst == \"10.0.0.2:9092\" or stream == 0 or last_frame > 1",
+];
+
+/// Fields printed for every PDU, as `-f fields -e …` would.
+const FIELDS: &[&str] = &[
+    "topic",
+    "partition",
+    "error",
+    "producer_id",
+    "body.Topics[].Partitions[].PartitionIndex",
+    "body.Topics[].Partitions[].Records[].Records[].Value",
+];
+
+/// The conversation sinks run over one input's PDUs and notes as `kinspect check`, `-Y` and `-f
+/// fields` run them: the rules, every query of [`QUERIES`] and every field of [`FIELDS`]. None
+/// may panic; a finding names only frames delivered so far, says what it found, prints as one
+/// JSON object, and no PDU lists more findings than `limits::MAX_CHECK_FINDINGS_PER_PDU` (plus
+/// the one that counts the rest).
+pub struct Conversation {
+    checker: crate::check::Checker,
+    sinks: &'static Sinks,
+    /// The highest frame (or input index) delivered so far.
+    last: u64,
+}
+
+/// [`QUERIES`] and [`FIELDS`], compiled once.
+struct Sinks {
+    queries: Vec<crate::query::Query>,
+    fields: Vec<crate::query::Field>,
+}
+
+impl Default for Conversation {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Conversation {
+    pub fn new() -> Self {
+        static SINKS: std::sync::OnceLock<Sinks> = std::sync::OnceLock::new();
+        let sinks = SINKS.get_or_init(|| {
+            let proto = crate::protocol::builtin();
+            Sinks {
+                queries: QUERIES
+                    .iter()
+                    .map(|q| {
+                        crate::query::Query::compile(q, proto)
+                            .unwrap_or_else(|e| panic!("{}", e.pointed(q)))
+                    })
+                    .collect(),
+                fields: FIELDS
+                    .iter()
+                    .map(|f| crate::query::Field::parse(f).unwrap_or_else(|e| panic!("{f}: {e}")))
+                    .collect(),
+            }
+        });
+        Conversation {
+            checker: crate::check::Checker::new(),
+            sinks,
+            last: 0,
+        }
+    }
+
+    /// One PDU, in capture order.
+    pub fn pdu(&mut self, pdu: &Pdu) {
+        self.last = self.last.max(crate::check::frame_of(&pdu.origin));
+        for q in &self.sinks.queries {
+            q.matches(pdu);
+        }
+        for f in &self.sinks.fields {
+            let mut n = 0usize;
+            f.values(pdu, |v| {
+                n += 1;
+                let _ = v.text();
+            });
+            assert!(
+                n <= pdu.tree.nodes.len(),
+                "field {f:?} gave {n} values from a tree of {} nodes",
+                pdu.tree.nodes.len()
+            );
+        }
+        let last = self.last;
+        let mut n = 0usize;
+        for f in self.checker.pdu(pdu) {
+            // The state caps are reported once each per run, past the per-PDU cap.
+            n += usize::from(f.rule.code != "check-state-capped");
+            finding(&f, last);
+        }
+        assert!(
+            n <= crate::limits::MAX_CHECK_FINDINGS_PER_PDU + 1,
+            "one PDU (frame {last}) listed {n} findings, more than the cap and the one counting the rest"
+        );
+    }
+
+    /// One capture note, in capture order.
+    pub fn note(&mut self, origin: &crate::pdu::Origin, diag: &crate::diag::Diagnostic) {
+        if let Some(f) = origin.frame {
+            self.last = self.last.max(f);
+        }
+        self.checker.note(origin, diag);
+    }
+}
+
+/// A finding names frames delivered so far, says what it found, and prints as one JSON object.
+fn finding(f: &crate::check::Finding, last: u64) {
+    assert!(
+        !f.frames.is_empty() && f.frames.iter().all(|&x| x <= last),
+        "{}: frames {:?}, but only up to {last} were delivered",
+        f.rule.code,
+        f.frames
+    );
+    assert!(!f.message.is_empty(), "{}: no message", f.rule.code);
+    let j = output::check::finding_json("fuzz", f);
+    let text = j.to_string();
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(_)) => {}
+        other => panic!("{}: a finding printed as {other:?}: {text}", f.rule.code),
+    }
+    let _ = output::check::text_line(f);
+}

@@ -1,7 +1,8 @@
 //! Targets `stream` (bytes as TCP payload, wrapped into a capture by `capture::testgen`) and
 //! `pcap` (bytes as a capture file): both run the whole capture pipeline — pcap/pcapng reader,
 //! link layers, TCP reassembly, Kafka framing and resync, sessions, the decoder — and check every
-//! PDU and note it delivers.
+//! PDU and note it delivers, then run `kinspect check`'s rules, display filters and fields over
+//! them in order ([`check::Conversation`]).
 
 use super::check;
 use crate::capture::testgen::{self, Conversation, Link};
@@ -95,14 +96,17 @@ pub fn pcap(data: &[u8]) {
     let proto = crate::protocol::builtin();
     let mut pdus = 0u64;
     let mut notes = 0u64;
+    let mut conv = check::Conversation::new();
     let result = decode_capture(data, &opts, proto, &mut |d| match d {
         Decoded::Pdu(p) => {
             pdus += 1;
             check::tree(&p.tree, "pcap");
             check::printers(p);
+            conv.pdu(p);
         }
         Decoded::Note(origin, diag) => {
             notes += 1;
+            conv.note(origin, diag);
             let mut out = Vec::new();
             write_note(&mut out, origin, diag, None).expect("writing to a Vec");
             if let Err(e) = serde_json::from_slice::<serde_json::Value>(&out) {
