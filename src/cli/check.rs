@@ -1,7 +1,8 @@
 //! `kinspect check FILE...`: the conversation rules of `kinspect::check` over captures, through
 //! the engine into the check printer (`kinspect::output::check`). Prints one line per finding
 //! (or `--format jsonl`), then a count per rule and what the rules followed; `--timeline` adds
-//! the quorum's timeline. Exit 1 when an error-level rule fired. `--rules` lists the rules
+//! the quorum's timeline. Exit 1 when an error-level rule fired (`--strict`: or when the rules
+//! could not see part of an input). `--rules` lists the rules
 //! (`kinspect::output::check::write_rules`).
 
 use super::decode::{exit_code, inputs};
@@ -28,6 +29,12 @@ pub struct Args {
     /// Print the quorum timeline (epochs, votes, leaders) after the findings.
     #[arg(long)]
     pub timeline: bool,
+    /// Also exit 1 when the rules could not see part of an input: a PDU with decoding errors,
+    /// or a capture warning or error (bytes never captured, a file cut short, frames cut by the
+    /// snap length); each such input is named on stderr. For CI: a damaged capture does not
+    /// pass.
+    #[arg(long, conflicts_with = "rules")]
+    pub strict: bool,
     /// Write to this file instead of standard output (`-`: standard output).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -90,11 +97,36 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         printer = printer.with_filter(q.clone(), compiled.pairs);
     }
     let outcome = engine::run(inputs(&args.files), &opts, &mut printer);
-    // Decoding errors are `kinspect decode`'s to report; the exit code here is the rules'.
+    // Decoding errors are `kinspect decode`'s to report; the exit code here is the rules', and
+    // with --strict also whether they saw every input whole.
+    let unseen = args.strict && !outcome.closed && strict_failures(&printer.missed_by_input);
     match exit_code("kinspect check", &outcome) {
         EXIT_FAILURE => EXIT_FAILURE,
         _ if outcome.closed => EXIT_OK,
-        _ if printer.errors => EXIT_DIAGNOSTICS,
+        _ if printer.errors || unseen => EXIT_DIAGNOSTICS,
         _ => EXIT_OK,
     }
+}
+
+/// `--strict`: names on stderr each input where the rules missed something of warning or error
+/// severity (info notes, such as TLS or a connection that is not Kafka, do not fail it);
+/// whether there was any.
+fn strict_failures(missed: &[(String, Vec<kinspect::check::Missed>)]) -> bool {
+    use kinspect::diag::Severity;
+    let mut any = false;
+    for (name, list) in missed {
+        let what: Vec<String> = list
+            .iter()
+            .filter(|m| m.severity <= Severity::Warning)
+            .map(|m| format!("{} {}", m.what, m.count))
+            .collect();
+        if !what.is_empty() {
+            errln!(
+                "kinspect check: {name}: the rules could not see all of it (--strict): {}",
+                what.join(", ")
+            );
+            any = true;
+        }
+    }
+    any
 }

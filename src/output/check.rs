@@ -5,7 +5,7 @@
 //! when they missed something, what they could not see (PDUs with decoding errors, gaps, a
 //! truncated file, TLS, ...).
 
-use crate::check::{Checker, Coverage, Finding, RULES};
+use crate::check::{Checker, Coverage, Finding, Missed, RULES};
 use crate::diag::{Diagnostic, Severity};
 use crate::engine::{Filter, InputEnd, InputInfo, Sink};
 use crate::limits::MAX_PAIRS_IN_FLIGHT;
@@ -55,6 +55,8 @@ pub struct CheckPrinter<W: Write> {
     /// Text was printed before the counts (a finding or a timeline), which a blank line then
     /// separates from them.
     wrote: bool,
+    /// Per input that had any, what the rules could not see there (for `check --strict`).
+    pub missed_by_input: Vec<(String, Vec<Missed>)>,
 }
 
 impl<W: Write> CheckPrinter<W> {
@@ -71,6 +73,7 @@ impl<W: Write> CheckPrinter<W> {
             pairs: None,
             coverage: Coverage::default(),
             wrote: false,
+            missed_by_input: Vec::new(),
         }
     }
 
@@ -202,7 +205,12 @@ impl<W: Write> Sink for CheckPrinter<W> {
     }
 
     fn end_input(&mut self, end: &InputEnd<'_>) -> io::Result<()> {
-        self.coverage.add(&self.checker.coverage());
+        let cov = self.checker.coverage();
+        if !cov.missed.is_empty() {
+            self.missed_by_input
+                .push((end.name.to_string(), cov.missed.clone()));
+        }
+        self.coverage.add(&cov);
         if !self.timeline || end.failed.is_some() {
             return Ok(());
         }

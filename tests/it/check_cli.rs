@@ -484,3 +484,71 @@ fn what_the_rules_could_not_see() {
     assert_eq!(code, 0);
     assert!(!out.contains("could not see"), "{out}");
 }
+
+/// `--strict`: a capture the rules could not see whole fails, named on stderr with what was
+/// missed; a clean one passes; info notes alone (TLS, traffic that is not Kafka) do not fail it.
+#[test]
+fn strict_fails_what_the_rules_could_not_see_whole() {
+    let dir = common::captures_dir();
+    let snap = dir.join("mock-kcat-snaplen128.pcap");
+    let clean = dir.join("tansu-kafkapython3-codecs.pcap");
+    for format in ["text", "jsonl"] {
+        let o = common::kinspect(&[
+            "check",
+            "--strict",
+            "-f",
+            format,
+            snap.to_str().unwrap(),
+            clean.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 1, "only the damaged capture is named: {err}");
+        assert!(
+            lines[0].starts_with(&format!(
+                "kinspect check: {}: the rules could not see all of it (--strict): PDUs with decoding errors ",
+                snap.display()
+            )) && lines[0].contains(", frame-incomplete "),
+            "{err}"
+        );
+        // Without --strict the exit code is the rules' alone.
+        let o = common::kinspect(&["check", "-f", format, snap.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0));
+        let o = common::kinspect(&["check", "--strict", "-f", format, clean.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0));
+        assert!(o.stderr.is_empty());
+    }
+    // A connection that carried TLS on a Kafka port: an info note, which --strict lets pass.
+    // Built from a TLS ClientHello's first bytes on port 9092, answered by a ServerHello's.
+    let mut conv = kinspect::capture::testgen::Conversation::new(
+        "10.0.0.1:40000".parse().unwrap(),
+        "10.0.0.2:9092".parse().unwrap(),
+    );
+    conv.handshake();
+    conv.send(
+        true,
+        &[0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00],
+    );
+    conv.send(
+        false,
+        &[0x16, 0x03, 0x03, 0x00, 0x05, 0x02, 0x00, 0x00, 0x01, 0x00],
+    );
+    conv.close();
+    let recs = kinspect::capture::testgen::records(
+        &kinspect::capture::testgen::Link::Ethernet,
+        &conv.packets,
+        usize::MAX,
+    );
+    let pcap = kinspect::capture::testgen::pcap(1, &recs, false, true, 262_144);
+    let tls = std::env::temp_dir().join(format!("kinspect-strict-tls-{}.pcap", std::process::id()));
+    std::fs::write(&tls, pcap).unwrap();
+    let o = common::kinspect(&["check", "--strict", tls.to_str().unwrap()]);
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        out.contains("\n  tls                                info          1\n"),
+        "{out}"
+    );
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    std::fs::remove_file(&tls).unwrap();
+}
