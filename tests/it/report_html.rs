@@ -541,20 +541,7 @@ fn the_reports_numbers_match_stats_and_tshark() {
         followed[0],
         ["PDUs".to_string(), String::new(), pdus.to_string()]
     );
-    let o = common::kinspect(&["check", CAPTURE]);
-    let text = String::from_utf8(o.stdout).unwrap();
-    let printed: Vec<Vec<String>> = text
-        .lines()
-        .skip_while(|l| *l != "what the rules followed")
-        .skip(1)
-        .take_while(|l| !l.is_empty())
-        .map(|l| {
-            [&l[2..36], &l[37..46], &l[46..]]
-                .iter()
-                .map(|c| c.trim().to_string())
-                .collect()
-        })
-        .collect();
+    let (printed, text) = check_section(CAPTURE, "what the rules followed");
     assert_eq!(followed, printed, "{text}");
     assert_eq!(followed.len(), 11, "{text}");
     // It saw every byte as a decoded PDU, so there is nothing it could not see.
@@ -647,13 +634,20 @@ fn the_report_says_what_the_rules_could_not_see() {
             malformed.to_string()
         ]]
     );
-    let o = common::kinspect(&["check", NONE]);
+    let (printed, text) = check_section(NONE, "what the rules could not see");
+    assert_eq!(unseen, printed, "{text}");
+}
+
+/// The rows of a section of `kinspect check CAPTURE`'s text (three columns: what, family or
+/// severity, count), up to the next blank line or the closing hint; and the whole text.
+fn check_section(capture: &str, heading: &str) -> (Vec<Vec<String>>, String) {
+    let o = common::kinspect(&["check", capture]);
     let text = String::from_utf8(o.stdout).unwrap();
-    let printed: Vec<Vec<String>> = text
+    let rows = text
         .lines()
-        .skip_while(|l| *l != "what the rules could not see")
+        .skip_while(|l| *l != heading)
         .skip(1)
-        .filter(|l| !l.starts_with("  ("))
+        .take_while(|l| !l.is_empty() && !l.starts_with("  ("))
         .map(|l| {
             [&l[2..36], &l[37..46], &l[46..]]
                 .iter()
@@ -661,5 +655,5 @@ fn the_report_says_what_the_rules_could_not_see() {
                 .collect()
         })
         .collect();
-    assert_eq!(unseen, printed, "{text}");
+    (rows, text)
 }
