@@ -2,6 +2,8 @@
 //! their smoke tests share. Every check panics with what was expected and where, so a fuzzer
 //! crash report reads as a bug report.
 
+use crate::engine::{InputEnd, InputInfo, Sink};
+use crate::input::InputKind;
 use crate::output::value::pdu_json;
 use crate::output::{self, json::JsonOptions, Format};
 use crate::pdu::Pdu;
@@ -265,22 +267,21 @@ const FIELDS: &[&str] = &[
     "body.Topics[].Partitions[].Records[].Records[].Value",
 ];
 
-/// The conversation sinks run over one input's PDUs and notes as `kinspect check`, `-Y` and `-f
-/// fields` run them: the rules, every query of [`QUERIES`] and every field of [`FIELDS`]. None
-/// may panic; a finding names only frames delivered so far, says what it found, prints as one
-/// JSON object, and no PDU lists more findings than `limits::MAX_CHECK_FINDINGS_PER_PDU` (plus
-/// the one that counts the rest).
+/// The sinks `kinspect check -f jsonl`, `records` (JSON Lines, and a line template of every
+/// code), `decode -f fields` and `stats` are, driven over one input's PDUs and notes as the engine
+/// drives them, with every query of [`QUERIES`] evaluated on each PDU. None may panic; each
+/// finding names only frames delivered so far and prints as one JSON object, no PDU lists more
+/// findings than `limits::MAX_CHECK_FINDINGS_PER_PDU` (plus the one that counts the rest), every
+/// record prints as one JSON object, and the statistics print as one.
 pub struct Conversation {
-    checker: crate::check::Checker,
-    sinks: &'static Sinks,
+    check: output::check::CheckPrinter<Vec<u8>>,
+    records: output::records::RecordPrinter<Vec<u8>>,
+    lines: output::records::RecordPrinter<Vec<u8>>,
+    fields: output::fields::FieldsPrinter<Vec<u8>>,
+    stats: crate::capture::stats::Stats,
+    queries: &'static [crate::query::Query],
     /// The highest frame (or input index) delivered so far.
     last: u64,
-}
-
-/// [`QUERIES`] and [`FIELDS`], compiled once.
-struct Sinks {
-    queries: Vec<crate::query::Query>,
-    fields: Vec<crate::query::Field>,
 }
 
 impl Default for Conversation {
@@ -289,61 +290,104 @@ impl Default for Conversation {
     }
 }
 
+/// Every code of the records line template.
+const TEMPLATE: &str = "%t %p %o %O %k %s %K %S %T %y %h %f %d %c %a %i %e %q %x %z %C %m %%\\n";
+
 impl Conversation {
     pub fn new() -> Self {
-        static SINKS: std::sync::OnceLock<Sinks> = std::sync::OnceLock::new();
-        let sinks = SINKS.get_or_init(|| {
+        static QUERIES_COMPILED: std::sync::OnceLock<Vec<crate::query::Query>> =
+            std::sync::OnceLock::new();
+        let queries = QUERIES_COMPILED.get_or_init(|| {
             let proto = crate::protocol::builtin();
-            Sinks {
-                queries: QUERIES
-                    .iter()
-                    .map(|q| {
-                        crate::query::Query::compile(q, proto)
-                            .unwrap_or_else(|e| panic!("{}", e.pointed(q)))
-                    })
-                    .collect(),
-                fields: FIELDS
-                    .iter()
-                    .map(|f| crate::query::Field::parse(f).unwrap_or_else(|e| panic!("{f}: {e}")))
-                    .collect(),
-            }
+            QUERIES
+                .iter()
+                .map(|q| {
+                    crate::query::Query::compile(q, proto)
+                        .unwrap_or_else(|e| panic!("{}", e.pointed(q)))
+                })
+                .collect()
         });
-        Conversation {
-            checker: crate::check::Checker::new(),
-            sinks,
+        use output::records::{RecordOptions, RecordPrinter, RecordsFormat, Template};
+        let template = Template::parse(TEMPLATE).unwrap_or_else(|e| panic!("{TEMPLATE}: {e}"));
+        let fields = output::fields::FieldsOptions::parse(FIELDS)
+            .unwrap_or_else(|e| panic!("{FIELDS:?}: {e}"));
+        let mut c = Conversation {
+            check: output::check::CheckPrinter::new(
+                Vec::new(),
+                output::check::CheckFormat::Jsonl,
+                true,
+            ),
+            records: RecordPrinter::new(
+                Vec::new(),
+                RecordOptions {
+                    format: RecordsFormat::Jsonl,
+                    template: None,
+                },
+            ),
+            lines: RecordPrinter::new(
+                Vec::new(),
+                RecordOptions {
+                    format: RecordsFormat::Line,
+                    template: Some(template),
+                },
+            ),
+            fields: output::fields::FieldsPrinter::new(Vec::new(), fields)
+                .expect("writing to a Vec"),
+            stats: crate::capture::stats::Stats::new(),
+            queries,
             last: 0,
+        };
+        let info = InputInfo {
+            name: "fuzz",
+            kind: InputKind::Pcap,
+        };
+        for s in c.sinks() {
+            s.begin_input(&info).expect("writing to a Vec");
         }
+        c
+    }
+
+    fn sinks(&mut self) -> [&mut dyn Sink; 5] {
+        [
+            &mut self.check,
+            &mut self.records,
+            &mut self.lines,
+            &mut self.fields,
+            &mut self.stats,
+        ]
     }
 
     /// One PDU, in capture order.
     pub fn pdu(&mut self, pdu: &Pdu) {
         self.last = self.last.max(crate::check::frame_of(&pdu.origin));
-        for q in &self.sinks.queries {
+        for q in self.queries {
             q.matches(pdu);
         }
-        for f in &self.sinks.fields {
-            let mut n = 0usize;
-            f.values(pdu, |v| {
-                n += 1;
-                let _ = v.text();
-            });
-            assert!(
-                n <= pdu.tree.nodes.len(),
-                "field {f:?} gave {n} values from a tree of {} nodes",
-                pdu.tree.nodes.len()
-            );
+        for s in self.sinks() {
+            s.pdu(pdu, Some("fuzz")).expect("writing to a Vec");
         }
         let last = self.last;
-        let mut n = 0usize;
-        for f in self.checker.pdu(pdu) {
+        let mut listed = 0usize;
+        for line in json_lines(self.check.get_mut(), "a check finding") {
             // The state caps are reported once each per run, past the per-PDU cap.
-            n += usize::from(f.rule.code != "check-state-capped");
-            finding(&f, last);
+            listed += usize::from(line["rule"] != "check-state-capped");
+            let frames = line["frames"].as_array().map_or(&[][..], Vec::as_slice);
+            assert!(
+                !frames.is_empty() && frames.iter().all(|f| f.as_u64().is_some_and(|f| f <= last)),
+                "a finding names frames {frames:?}, but only up to {last} were delivered: {line}"
+            );
+            assert!(
+                line["message"].as_str().is_some_and(|m| !m.is_empty()),
+                "{line}"
+            );
         }
         assert!(
-            n <= crate::limits::MAX_CHECK_FINDINGS_PER_PDU + 1,
-            "one PDU (frame {last}) listed {n} findings, more than the cap and the one counting the rest"
+            listed <= crate::limits::MAX_CHECK_FINDINGS_PER_PDU + 1,
+            "one PDU (frame {last}) listed {listed} findings, more than the cap and the one counting the rest"
         );
+        json_lines(self.records.get_mut(), "a record");
+        self.lines.get_mut().clear();
+        self.fields.get_mut().clear();
     }
 
     /// One capture note, in capture order.
@@ -351,24 +395,44 @@ impl Conversation {
         if let Some(f) = origin.frame {
             self.last = self.last.max(f);
         }
-        self.checker.note(origin, diag);
+        for s in self.sinks() {
+            s.note(origin, diag, Some("fuzz"))
+                .expect("writing to a Vec");
+        }
+    }
+
+    /// The input ended (`summary`: a capture read to its end or to the damage that stopped it).
+    pub fn end(mut self, summary: Option<&crate::capture::CaptureSummary>) {
+        let end = InputEnd {
+            name: "fuzz",
+            summary,
+            failed: None,
+        };
+        for s in self.sinks() {
+            s.end_input(&end).expect("writing to a Vec");
+            s.finish().expect("writing to a Vec");
+        }
+        json_lines(self.check.get_mut(), "a timeline event");
+        let stats = output::stats::to_json("fuzz", &self.stats);
+        let text = stats.to_string();
+        if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
+            panic!("the statistics printed as invalid JSON: {e}: {text}");
+        }
+        output::stats::write_text(&mut Vec::new(), "fuzz", &self.stats).expect("writing to a Vec");
     }
 }
 
-/// A finding names frames delivered so far, says what it found, and prints as one JSON object.
-fn finding(f: &crate::check::Finding, last: u64) {
-    assert!(
-        !f.frames.is_empty() && f.frames.iter().all(|&x| x <= last),
-        "{}: frames {:?}, but only up to {last} were delivered",
-        f.rule.code,
-        f.frames
-    );
-    assert!(!f.message.is_empty(), "{}: no message", f.rule.code);
-    let j = output::check::finding_json("fuzz", f);
-    let text = j.to_string();
-    match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(serde_json::Value::Object(_)) => {}
-        other => panic!("{}: a finding printed as {other:?}: {text}", f.rule.code),
-    }
-    let _ = output::check::text_line(f);
+/// The JSON objects a sink wrote (one per line), checked and taken out of `buf`.
+fn json_lines(buf: &mut Vec<u8>, what: &str) -> Vec<serde_json::Value> {
+    let text = std::mem::take(buf);
+    text.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| match serde_json::from_slice::<serde_json::Value>(l) {
+            Ok(v @ serde_json::Value::Object(_)) => v,
+            other => panic!(
+                "{what} printed as {other:?}: {}",
+                String::from_utf8_lossy(l)
+            ),
+        })
+        .collect()
 }

@@ -117,6 +117,7 @@ pub fn pcap(data: &[u8]) {
             }
         }
     });
+    conv.end(result.as_ref().ok());
     if let Ok(sum) = result {
         assert_eq!(
             (sum.frames, sum.notes),

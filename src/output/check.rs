@@ -77,6 +77,11 @@ impl<W: Write> CheckPrinter<W> {
         }
     }
 
+    /// Where the findings go.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.w
+    }
+
     /// Shows only the findings of PDUs `filter` selects (with `pairs`, also those of the
     /// responses to requests it selected). The rules still see every PDU: a filter narrows what
     /// is reported, not the conversation the rules follow.
