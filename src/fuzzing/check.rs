@@ -267,8 +267,8 @@ const FIELDS: &[&str] = &[
     "body.Topics[].Partitions[].Records[].Records[].Value",
 ];
 
-/// The sinks `kinspect check -f jsonl`, `records` (JSON Lines, and a line template of every
-/// code), `decode -f fields` and `stats` are, driven over one input's PDUs and notes as the engine
+/// The sinks of `kinspect check -f jsonl`, `records` (JSON Lines, and a line template of every
+/// code), `decode -f fields` and `stats`, driven over one input's PDUs and notes as the engine
 /// drives them, with every query of [`QUERIES`] evaluated on each PDU. None may panic; each
 /// finding names only frames delivered so far and prints as one JSON object, no PDU lists more
 /// findings than `limits::MAX_CHECK_FINDINGS_PER_PDU` (plus the one that counts the rest), every
