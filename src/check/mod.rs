@@ -259,31 +259,31 @@ impl Findings {
         self.first_dropped = None;
     }
 
-    /// The findings kept, then the one that counts those dropped (if any), then `always` (the
-    /// state caps: a handful per run, never dropped).
-    fn finish(&mut self, always: Vec<Finding>) -> std::vec::Drain<'_, Finding> {
-        if let Some(frames) = self.first_dropped.take() {
-            let n: u64 = self.dropped.iter().map(|(_, n)| n).sum();
-            let per_rule = self
-                .dropped
-                .iter()
-                .map(|(r, n)| format!("{} {n}", r.code))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let cap = crate::limits::MAX_CHECK_FINDINGS_PER_PDU;
-            self.kept.push(
-                Finding::new(
-                    RuleId::FindingsCapped,
-                    frames,
-                    format!(
-                        "{n} more findings on this PDU are not listed (limits::MAX_CHECK_FINDINGS_PER_PDU): {per_rule}"
-                    ),
-                )
-                .expect(format!("at most {cap} findings listed"), format!("{}", cap as u64 + n)),
-            );
-        }
-        self.kept.extend(always);
-        self.kept.drain(..)
+    /// Ends the PDU's rules: the finding that counts those dropped (if any) goes after the ones
+    /// kept. What is pushed to `kept` after this (the state caps: a handful per run) is never
+    /// dropped.
+    fn close(&mut self) {
+        let Some(frames) = self.first_dropped.take() else {
+            return;
+        };
+        let n: u64 = self.dropped.iter().map(|(_, n)| n).sum();
+        let per_rule = self
+            .dropped
+            .iter()
+            .map(|(r, n)| format!("{} {n}", r.code))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let cap = crate::limits::MAX_CHECK_FINDINGS_PER_PDU;
+        self.kept.push(
+            Finding::new(
+                RuleId::FindingsCapped,
+                frames,
+                format!(
+                    "{n} more findings on this PDU are not listed (limits::MAX_CHECK_FINDINGS_PER_PDU): {per_rule}"
+                ),
+            )
+            .expect(format!("at most {cap} findings listed"), format!("{}", cap as u64 + n)),
+        );
     }
 }
 
@@ -421,14 +421,14 @@ impl Coverage {
             }
         }
         for m in &other.missed {
-            missed(&mut self.missed, m.what, m.severity, m.count);
+            add_missed(&mut self.missed, m.what, m.severity, m.count);
         }
     }
 }
 
 /// Adds `count` of `what` to `list` (a handful of entries: the note codes are a fixed set), PDUs
 /// with decoding errors first.
-fn missed(list: &mut Vec<Missed>, what: &'static str, severity: Severity, count: u64) {
+fn add_missed(list: &mut Vec<Missed>, what: &'static str, severity: Severity, count: u64) {
     match list.iter_mut().find(|m| m.what == what) {
         Some(m) => m.count += count,
         None => {
@@ -526,7 +526,7 @@ impl Checker {
         self.out.clear();
         self.pdus += 1;
         if pdu.tree.has_errors() {
-            missed(&mut self.missed, Missed::UNDECODED, Severity::Error, 1);
+            add_missed(&mut self.missed, Missed::UNDECODED, Severity::Error, 1);
         }
         let out = &mut self.out;
         match pdu.direction {
@@ -564,14 +564,15 @@ impl Checker {
             _ => {}
         }
         let f = frame_of(&pdu.origin);
-        let mut caps = Vec::new();
-        self.sessions.capped(f, &mut caps);
-        self.epochs.capped(f, &mut caps);
-        self.votes.capped(f, &mut caps);
-        self.recovery.capped(f, &mut caps);
-        self.producers.capped(f, &mut caps);
-        self.groups.capped(f, &mut caps);
-        self.out.finish(caps)
+        self.out.close();
+        let caps = &mut self.out.kept;
+        self.sessions.capped(f, caps);
+        self.epochs.capped(f, caps);
+        self.votes.capped(f, caps);
+        self.recovery.capped(f, caps);
+        self.producers.capped(f, caps);
+        self.groups.capped(f, caps);
+        self.out.kept.drain(..)
     }
 
     /// A capture note: a gap or resync on a connection means the conversation there lost
@@ -580,7 +581,7 @@ impl Checker {
     /// it) is counted as something the rules could not see.
     pub fn note(&mut self, origin: &Origin, diag: &Diagnostic) {
         if diag.code != "unanswered" {
-            missed(&mut self.missed, diag.code, diag.severity, 1);
+            add_missed(&mut self.missed, diag.code, diag.severity, 1);
         }
         if matches!(
             diag.code,
@@ -672,15 +673,15 @@ mod tests {
     #[test]
     fn what_was_missed_sums_by_kind_with_undecoded_pdus_first() {
         let mut a = Vec::new();
-        missed(&mut a, "gap", Severity::Warning, 1);
-        missed(&mut a, "tls", Severity::Info, 1);
-        missed(&mut a, "gap", Severity::Warning, 2);
-        missed(&mut a, Missed::UNDECODED, Severity::Error, 1);
+        add_missed(&mut a, "gap", Severity::Warning, 1);
+        add_missed(&mut a, "tls", Severity::Info, 1);
+        add_missed(&mut a, "gap", Severity::Warning, 2);
+        add_missed(&mut a, Missed::UNDECODED, Severity::Error, 1);
         let whats = |l: &[Missed]| l.iter().map(|m| (m.what, m.count)).collect::<Vec<_>>();
         assert_eq!(whats(&a), [(Missed::UNDECODED, 1), ("gap", 3), ("tls", 1)]);
         let mut b = Vec::new();
-        missed(&mut b, "capture-truncated", Severity::Error, 1);
-        missed(&mut b, "gap", Severity::Warning, 5);
+        add_missed(&mut b, "capture-truncated", Severity::Error, 1);
+        add_missed(&mut b, "gap", Severity::Warning, 5);
         let mut sum = Coverage::default();
         for list in [b, a] {
             sum.add(&Coverage {

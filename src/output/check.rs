@@ -260,25 +260,15 @@ impl<W: Write> Sink for CheckPrinter<W> {
             // Whether the rules had anything to judge: a family that followed nothing is
             // silent, not passed.
             writeln!(self.w, "\nwhat the rules followed")?;
-            writeln!(
-                self.w,
-                "  {:<34} {:<9} {:>5}",
-                "PDUs", "", self.coverage.pdus
-            )?;
+            row(&mut self.w, "PDUs", "", self.coverage.pdus)?;
             for f in &self.coverage.followed {
-                writeln!(self.w, "  {:<34} {:<9} {:>5}", f.what, f.family, f.count)?;
+                row(&mut self.w, f.what, f.family, f.count as u64)?;
             }
             // What they could not see: shown only when something was missed.
             if !self.coverage.missed.is_empty() {
                 writeln!(self.w, "\nwhat the rules could not see")?;
                 for m in &self.coverage.missed {
-                    writeln!(
-                        self.w,
-                        "  {:<34} {:<9} {:>5}",
-                        m.what,
-                        m.severity.as_str(),
-                        m.count
-                    )?;
+                    row(&mut self.w, m.what, m.severity.as_str(), m.count)?;
                 }
                 writeln!(
                     self.w,
@@ -288,4 +278,9 @@ impl<W: Write> Sink for CheckPrinter<W> {
         }
         self.w.flush()
     }
+}
+
+/// One row of the closing tables: what, family or severity, count.
+fn row(w: &mut impl Write, what: &str, kind: &str, n: u64) -> io::Result<()> {
+    writeln!(w, "  {what:<34} {kind:<9} {n:>5}")
 }
