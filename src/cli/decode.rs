@@ -201,6 +201,10 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         };
         opts.threads = super::threads();
         let outcome = compiled.run_split(inputs, &opts, &mut sink);
+        if let Some(b) = &bar {
+            b.clear();
+        }
+        super::records::say_notes("kinspect decode", sink.notes());
         return finish(bar, outcome);
     }
     // To a file or pipe: a plain file on a duplicate of fd 1, which two threads can share

@@ -12,6 +12,7 @@ use super::{Global, EXIT_FAILURE};
 use kinspect::engine::parallel::Shared;
 use kinspect::engine::{self, Filters, Input, Outcome};
 use kinspect::input::InputKind;
+use kinspect::output::notes::Notes;
 use kinspect::output::parquet::{Layout, ParquetSink, Tables};
 use kinspect::output::records::{
     HoldsRecords, RecordOptions, RecordPrinter, RecordsFormat, Template,
@@ -77,12 +78,12 @@ pub struct Args {
 
 /// The PDU filters records are chosen by (the same `engine::Filters` as `decode`; a display
 /// filter goes into `more`).
-fn filters(args: &Args) -> Filters {
+fn filters(args: &Args, proto: &'static kinspect::protocol::Protocol) -> Filters {
     Filters {
         api: Vec::new(),
         streams: args.stream.stream.clone(),
         errors_only: args.errors_only,
-        more: vec![std::sync::Arc::new(HoldsRecords)],
+        more: vec![std::sync::Arc::new(HoldsRecords::new(proto))],
     }
 }
 
@@ -98,7 +99,7 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         as_type: args.as_type.as_type,
         headers_only: false,
     };
-    opts.filters = filters(args);
+    opts.filters = filters(args, proto);
     let compiled = match args.filter.apply(proto, &mut opts.filters) {
         Ok(c) => c,
         Err(e) => {
@@ -146,7 +147,9 @@ fn run_with(
                 );
             }
             let mut sink = parquet_sink(path, inputs.len(), false)?;
-            return Ok(compiled.run_split(inputs, opts, &mut sink));
+            let outcome = compiled.run_split(inputs, opts, &mut sink);
+            say_notes("kinspect records", sink.notes());
+            return Ok(outcome);
         }
         Out::Line => RecordsFormat::Line,
         Out::Jsonl => RecordsFormat::Jsonl,
@@ -161,17 +164,29 @@ fn run_with(
     };
     let mut printer = RecordPrinter::new(Shared::new(file), o);
     let outcome = compiled.run_split(inputs, opts, &mut printer);
-    // Capture notes and log-index findings are not records: they go to stderr.
-    for n in &printer.notes {
-        errln!("kinspect records: {n}");
+    // Capture notes, log-index findings and PDUs that did not decode are not records: they go
+    // to stderr.
+    say_notes("kinspect records", &mut printer.notes);
+    Ok(outcome)
+}
+
+/// Says on stderr what the output had no place for: capture notes, log findings, and the PDUs
+/// with error diagnostics (a line each, or their number when a table holds them).
+pub(super) fn say_notes(who: &str, notes: &mut Notes) {
+    let (lines, dropped) = notes.take();
+    for n in &lines {
+        errln!("{who}: {n}");
     }
-    if printer.notes_dropped > 0 {
+    if dropped > 0 {
+        errln!("{who}: … and {dropped} more notes");
+    }
+    let n = notes.pdus_with_errors;
+    if n > 0 && !notes.lines_for_pdus() {
+        let s = if n == 1 { "" } else { "s" };
         errln!(
-            "kinspect records: … and {} more notes",
-            printer.notes_dropped
+            "{who}: {n} PDU{s} with error diagnostics: see the pdus table's `diagnostics` column"
         );
     }
-    Ok(outcome)
 }
 
 /// The Parquet sink writing to `path` for `inputs` inputs (`pdus` too when `pdus`).

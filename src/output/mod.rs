@@ -5,6 +5,7 @@
 pub mod check;
 pub mod fields;
 pub mod json;
+pub mod notes;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod records;

@@ -422,6 +422,22 @@ impl MessageSpec {
     pub fn has_prop(&self, name: &str) -> bool {
         self.props.iter().any(|(n, _)| *n == name)
     }
+    /// Whether version `v` of this message has a field of type `prim` anywhere, in a struct or
+    /// array at any depth (as deep as [`crate::limits::MAX_DEPTH`]: a user's overlay may define
+    /// common structs that refer to each other).
+    pub fn has_prim(&self, prim: Prim, v: i16) -> bool {
+        fn any(spec: &MessageSpec, fields: &[Field], prim: Prim, v: i16, depth: usize) -> bool {
+            depth < crate::limits::MAX_DEPTH
+                && fields.iter().any(|f| {
+                    f.versions.contains(v)
+                        && match f.ty.element() {
+                            FieldType::Prim(p) => *p == prim,
+                            _ => any(spec, spec.struct_fields(f), prim, v, depth + 1),
+                        }
+                })
+        }
+        any(self, &self.fields, prim, v, 0)
+    }
     /// The fields of the struct a field holds (inline `fields`, else the common struct of that
     /// name). Empty for primitives, and for a struct type that is never defined (Kafka accepts
     /// that silently: it becomes an empty struct).

@@ -409,21 +409,7 @@ fn the_readme_rules_table_is_what_check_rules_lists() {
 fn what_the_rules_could_not_see() {
     let src = common::captures_dir().join("mock-kcat-none.pcap");
     let pcap = std::fs::read(&src).unwrap();
-    // Walk the classic pcap records: 24-byte file header, then 16-byte record headers whose
-    // incl_len (little-endian, this file's magic) gives the record's length.
-    assert_eq!(
-        &pcap[..4],
-        &[0xd4, 0xc3, 0xb2, 0xa1],
-        "a little-endian pcap"
-    );
-    let mut at = 24;
-    let mut starts = Vec::new();
-    while at + 16 <= pcap.len() {
-        starts.push(at);
-        let incl = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
-        at += 16 + incl;
-    }
-    assert_eq!(at, pcap.len());
+    let starts: Vec<usize> = common::pcap_records(&pcap).iter().map(|r| r.0).collect();
     // Cut ten bytes into the data of record 100 (frame 100): frames 1-99 are whole.
     let cut_frame = 100;
     let cut = starts[cut_frame - 1] + 16 + 10;

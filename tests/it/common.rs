@@ -168,6 +168,26 @@ pub fn capture_frames(path: &Path, opts: &kinspect::capture::CaptureOptions) -> 
     out
 }
 
+/// The packet records of a classic little-endian pcap, walked by their 16-byte headers after the
+/// 24-byte file header: (offset of the record's header, `incl_len`, `orig_len`), frame 1 first.
+pub fn pcap_records(pcap: &[u8]) -> Vec<(usize, usize, usize)> {
+    assert_eq!(
+        &pcap[..4],
+        &[0xd4, 0xc3, 0xb2, 0xa1],
+        "a little-endian pcap"
+    );
+    let le = |at: usize| u32::from_le_bytes(pcap[at..at + 4].try_into().unwrap()) as usize;
+    let mut at = 24;
+    let mut records = Vec::new();
+    while at + 16 <= pcap.len() {
+        let (incl, orig) = (le(at + 8), le(at + 12));
+        records.push((at, incl, orig));
+        at += 16 + incl;
+    }
+    assert_eq!(at, pcap.len(), "the records end where the file does");
+    records
+}
+
 /// Asserts that the committed fixture at `path` holds exactly `want`, the bytes its generator in
 /// the test makes (`BLESS=1` writes them there first).
 pub fn generated_fixture(path: &std::path::Path, want: &[u8]) {

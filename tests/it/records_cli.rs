@@ -404,3 +404,148 @@ fn display_filters_choose_the_pdus_records_come_from() {
     let bad = kinspect(&["records", "-Y", "api ==", cap]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// A capture whose packets were cut at 128 bytes: its Produce requests and Fetch responses hold
+/// records that never reached the file. `records` prints none, exits 1, and says on stderr, for
+/// each such PDU, where it is and why, in every format and on one thread or two. The expected
+/// frames come from tshark's rows beside the capture (a Fetch response by the request its
+/// correlation id answers) and the pcap's record headers (a record shorter than its packet).
+#[test]
+fn records_say_which_pdus_holding_records_did_not_decode() {
+    let src = common::captures_dir().join("mock-kcat-snaplen128.pcap");
+    let cut: Vec<bool> = common::pcap_records(&std::fs::read(&src).unwrap())
+        .iter()
+        .map(|&(_, incl, orig)| incl < orig)
+        .collect();
+    let tsv = std::fs::read_to_string(src.with_extension("summary.tsv")).unwrap();
+    let rows: Vec<Vec<&str>> = tsv
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').collect())
+        .collect();
+    // (stream, correlation id) of each request: its API and version.
+    let requests: BTreeMap<(&str, &str), (&str, &str)> = rows
+        .iter()
+        .filter(|r| r[1] == "request")
+        .map(|r| ((r[6], r[5]), (r[3], r[4])))
+        .collect();
+    let mut want = BTreeMap::new();
+    let mut whole = 0;
+    for r in &rows {
+        let frame: usize = r[0].parse().unwrap();
+        let holds = match (r[1], requests.get(&(r[6], r[5]))) {
+            ("request", Some(&(api, v))) if api == "Produce" => Some(format!("{api} v{v} request")),
+            ("response", Some(&(api, v))) if api == "Fetch" => Some(format!("{api} v{v} response")),
+            _ => None,
+        };
+        if let Some(what) = holds {
+            if cut[frame - 1] {
+                want.insert(frame, what);
+            } else {
+                whole += 1;
+            }
+        }
+    }
+    assert!(want.len() >= 10 && whole == 0, "{want:?}, {whole} whole");
+
+    let path = src.to_str().unwrap();
+    let run = |args: &[&str], one_thread: bool| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_kinspect"));
+        c.args(args).current_dir(common::repo());
+        if one_thread {
+            c.env("KINSPECT_THREADS", "1");
+        }
+        let o = c.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        (o.stdout, err, o.status.code())
+    };
+    let (out, err, code) = run(&["records", path], false);
+    assert_eq!((out.len(), code), (0, Some(1)), "{err}");
+    let mut got = BTreeMap::new();
+    for l in err.lines() {
+        let Some((at, rest)) = l.split_once(": error [") else {
+            continue;
+        };
+        let frame: usize = at.rsplit(' ').next().unwrap().parse().unwrap();
+        let (_, rest) = rest.split_once("] ").unwrap();
+        let what = rest.split(':').next().unwrap().to_string();
+        assert!(rest.contains("frame truncated"), "{l}");
+        assert!(got.insert(frame, what).is_none(), "{l}");
+    }
+    assert_eq!(got, want, "{err}");
+    // Lines in frame order, notes and PDUs together.
+    let frames: Vec<usize> = err
+        .lines()
+        .filter_map(|l| l.split(" frame ").nth(1)?.split(':').next()?.parse().ok())
+        .collect();
+    assert!(frames.windows(2).all(|w| w[0] <= w[1]), "{err}");
+    // The same said whatever the output and however many threads.
+    let jsonl = run(&["records", "-f", "jsonl", path], false);
+    assert_eq!((jsonl.0.len(), &jsonl.1, jsonl.2), (0, &err, Some(1)));
+    let one = run(&["records", path], true);
+    assert_eq!((&one.1, one.2), (&err, Some(1)));
+    let dir = std::env::temp_dir().join(format!("kinspect-records-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let table = dir.join("records.parquet");
+    let pq = run(
+        &[
+            "records",
+            "-f",
+            "parquet",
+            "-o",
+            table.to_str().unwrap(),
+            path,
+        ],
+        false,
+    );
+    assert_eq!((&pq.1, pq.2), (&err, Some(1)));
+
+    // `decode -f parquet` keeps each PDU's errors in the `diagnostics` column and counts them
+    // here: the PDUs whose packet was cut and the two tshark calls malformed (the mock's
+    // ApiVersions v3 answers).
+    let errored = rows
+        .iter()
+        .filter(|r| cut[r[0].parse::<usize>().unwrap() - 1] || r[11] == "yes")
+        .count();
+    let tables = dir.join("tables");
+    let d = run(
+        &[
+            "decode",
+            "-f",
+            "parquet",
+            "-o",
+            tables.to_str().unwrap(),
+            path,
+        ],
+        false,
+    );
+    assert_eq!(d.2, Some(1), "{}", d.1);
+    assert!(
+        d.1.lines().any(|l| l
+            == format!(
+                "kinspect decode: {errored} PDUs with error diagnostics: see the pdus table's \
+                 `diagnostics` column"
+            )),
+        "{}",
+        d.1
+    );
+    assert!(d.1.contains("warning [frame-incomplete]"), "{}", d.1);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // A batch that does not decompress: the field path to it, and the codec's reason.
+    let (out, err, code) = run(
+        &[
+            "records",
+            "tests/fixtures/records/lz4-kafka-checksum-magic2.hex",
+        ],
+        false,
+    );
+    assert_eq!((out.len(), code), (0, Some(1)), "{err}");
+    assert!(
+        err.contains(
+            "error [decompress-failed] Produce v7 request at \
+             body.TopicData[0].PartitionData[0].Records[0].Records: lz4:"
+        ),
+        "{err}"
+    );
+}

@@ -586,6 +586,11 @@ impl ParquetSink {
         }
     }
 
+    /// What the tables have no place for, to say beside them (see [`Rows::notes`]).
+    pub fn notes(&mut self) -> &mut crate::output::notes::Notes {
+        &mut self.rows.notes
+    }
+
     /// Encodes on the calling thread, not on a thread of its own.
     pub fn on_one_thread(mut self) -> ParquetSink {
         let _ = self.writer.join();
@@ -671,6 +676,7 @@ impl Sink for ParquetSink {
         }
         self.begun += 1;
         input.name.clone_into(&mut self.rows.input);
+        self.rows.notes.begin_input(input.name);
         Ok(())
     }
 
@@ -682,7 +688,8 @@ impl Sink for ParquetSink {
         Ok(())
     }
 
-    fn note(&mut self, _: &Origin, _: &Diagnostic, _: Option<&str>) -> io::Result<()> {
+    fn note(&mut self, origin: &Origin, d: &Diagnostic, input: Option<&str>) -> io::Result<()> {
+        self.rows.notes.note(origin, d, input);
         Ok(())
     }
 
@@ -717,6 +724,7 @@ impl Split for ParquetSink {
         self.turn = Some(Arc::clone(turn));
         let mut half = Rows::new(self.tables);
         half.to = Some(to);
+        half.notes = self.rows.notes.half();
         Some(half)
     }
 
@@ -726,6 +734,7 @@ impl Split for ParquetSink {
     /// begins).
     fn hand_over(&mut self, half: &mut Rows) -> io::Result<()> {
         half.input.clone_from(&self.rows.input);
+        half.notes.sync(&self.rows.notes);
         half.id = self.current;
         if self.turn.as_ref().is_some_and(|t| t.busy()) && half.carried.is_none() {
             let pending = take(&mut self.rows)?;
@@ -746,7 +755,8 @@ impl Split for ParquetSink {
 
     /// The half has handed the batch's rows to the writer in its turn. Inputs before the
     /// current one get no more rows: their files close.
-    fn take_back(&mut self, _half: &mut Rows) -> io::Result<()> {
+    fn take_back(&mut self, half: &mut Rows) -> io::Result<()> {
+        self.rows.notes.merge(&mut half.notes);
         if !self.at_worker.is_empty() {
             self.at_worker.remove(0);
         }

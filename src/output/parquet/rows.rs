@@ -5,6 +5,7 @@ use super::{Job, Pending, Tables, ToWriter, BATCH_BYTES, BATCH_ROWS};
 use crate::capture::stats::Stats;
 use crate::diag::{Diagnostic, Severity};
 use crate::engine::{Half, Sink};
+use crate::output::notes::Notes;
 use crate::output::records::{each_record, log_place, Record};
 use crate::pdu::{Origin, Pdu};
 use crate::query::{Field as Fact, Value as QValue};
@@ -634,6 +635,10 @@ pub struct Rows {
     /// Rows the reading thread gathered before this half's batch (of the input numbered), to go
     /// to the writer before the batch's ([`super::ParquetSink`]'s `hand_over`).
     pub(super) carried: Option<(usize, Pending)>,
+    /// What the tables have no place for (capture notes, log findings), and the PDUs with error
+    /// diagnostics: a line each with only the `records` table, counted with `pdus` (whose
+    /// `diagnostics` column holds them).
+    pub notes: Notes,
 }
 
 impl Rows {
@@ -645,6 +650,7 @@ impl Rows {
             to: None,
             id: 0,
             carried: None,
+            notes: Notes::new(!tables.pdus),
         }
     }
 
@@ -672,6 +678,7 @@ impl Rows {
         if let Some(r) = &mut self.records {
             r.push_pdu(pdu, &self.input);
         }
+        self.notes.pdu(pdu, Some(&self.input));
     }
 
     pub(super) fn full(&self) -> bool {
@@ -697,7 +704,8 @@ impl Sink for Rows {
         Ok(())
     }
 
-    fn note(&mut self, _: &Origin, _: &Diagnostic, _: Option<&str>) -> io::Result<()> {
+    fn note(&mut self, origin: &Origin, d: &Diagnostic, input: Option<&str>) -> io::Result<()> {
+        self.notes.note(origin, d, input);
         Ok(())
     }
 }

@@ -27,9 +27,7 @@ use crate::wire::tree::{Entity, Kind, NodeId, Tree, Value};
 use std::io;
 
 mod print;
-pub use print::{
-    RecordOptions, RecordPrinter, RecordsFormat, Template, DEFAULT_TEMPLATE, MAX_NOTES,
-};
+pub use print::{RecordOptions, RecordPrinter, RecordsFormat, Template, DEFAULT_TEMPLATE};
 
 /// Deepest struct nesting searched for `Records` fields (Produce and Fetch nest 4 deep).
 const MAX_WALK_DEPTH: usize = 32;
@@ -398,16 +396,41 @@ fn legacy<'a>(
 
 /// An [`crate::engine::Filter`] that shows only PDUs holding record batches (Produce requests,
 /// Fetch and ShareFetch responses, …), so that what `records` shows, and what makes it exit 1,
-/// is the PDUs its records come from. Log-file batches pass.
-#[derive(Debug, Default)]
-pub struct HoldsRecords;
+/// is the PDUs its records come from. Log-file batches pass. A PDU with decoding errors whose
+/// message has a `records` field in its version passes too, though the decoding never reached
+/// its records (a Produce request cut by the snap length): its records are the ones missing.
+pub struct HoldsRecords {
+    protocol: &'static crate::protocol::Protocol,
+}
+
+impl std::fmt::Debug for HoldsRecords {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HoldsRecords")
+    }
+}
+
+impl HoldsRecords {
+    pub fn new(protocol: &'static crate::protocol::Protocol) -> HoldsRecords {
+        HoldsRecords { protocol }
+    }
+}
 
 impl crate::engine::Filter for HoldsRecords {
     fn pdu(&self, pdu: &Pdu) -> bool {
-        pdu.tree
-            .nodes
-            .iter()
-            .any(|n| n.kind == Kind::Array && n.name == "Records")
+        let holds = |p: &Pdu| {
+            p.tree
+                .nodes
+                .iter()
+                .any(|n| n.kind == Kind::Array && n.name == "Records")
+        };
+        let could_hold = |p: &Pdu| match (p.api_key, p.api_version, p.direction) {
+            (Some(k), Some(v), Some(d)) => self
+                .protocol
+                .message(k, v, d)
+                .is_some_and(|m| m.spec.has_prim(crate::schema::model::Prim::Records, v)),
+            _ => false,
+        };
+        holds(pdu) || (pdu.tree.has_errors() && could_hold(pdu))
     }
 }
 

@@ -2,10 +2,11 @@
 //! ([`RecordPrinter`]) that splits over two threads as the PDU printer does.
 
 use super::{each_record, log_place, Record};
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::Diagnostic;
 use crate::engine::parallel::{Shared, Turn};
 use crate::engine::{Half, InputInfo, Sink, Split};
 use crate::output::json::{write_int, write_str, write_text_or_base64, write_value, JsonOptions};
+use crate::output::notes::Notes;
 use crate::pdu::{Origin, Pdu};
 use std::io::{self, Write};
 use std::sync::Arc;
@@ -123,14 +124,10 @@ pub struct RecordPrinter<W: Write> {
     pub records: u64,
     /// JSON Lines: the members every record of the PDU being printed shares.
     head: JsonHead,
-    /// The capture notes and log findings met (they are not records), as
-    /// `INPUT: [code] message` lines, the first [`MAX_NOTES`]; the rest are counted.
-    pub notes: Vec<String>,
-    pub notes_dropped: u64,
+    /// Capture notes, log findings and PDUs holding records that did not decode whole: they
+    /// are not records, and say why records are missing (standard error, by the caller).
+    pub notes: Notes,
 }
-
-/// Notes a [`RecordPrinter`] keeps for its caller to report.
-pub const MAX_NOTES: usize = 1000;
 
 impl<W: Write> RecordPrinter<W> {
     pub fn new(w: W, o: RecordOptions) -> RecordPrinter<W> {
@@ -146,8 +143,7 @@ impl<W: Write> RecordPrinter<W> {
             input: String::new(),
             records: 0,
             head: JsonHead::default(),
-            notes: Vec::new(),
-            notes_dropped: 0,
+            notes: Notes::new(true),
         }
     }
 
@@ -160,8 +156,7 @@ impl<W: Write> RecordPrinter<W> {
             input: self.input.clone(),
             records: 0,
             head: JsonHead::default(),
-            notes: Vec::new(),
-            notes_dropped: 0,
+            notes: self.notes.half(),
         }
     }
 
@@ -197,6 +192,7 @@ impl<W: Write> RecordPrinter<W> {
 impl<W: Write> Sink for RecordPrinter<W> {
     fn begin_input(&mut self, input: &InputInfo<'_>) -> io::Result<()> {
         input.name.clone_into(&mut self.input);
+        self.notes.begin_input(input.name);
         Ok(())
     }
 
@@ -213,30 +209,15 @@ impl<W: Write> Sink for RecordPrinter<W> {
             self.head.set(pdu, &name)?;
         }
         let r = each_record(pdu, log_place(&name), &mut |r| self.record(pdu, &name, r));
+        // A PDU holding records that did not decode whole (a batch that does not decompress, a
+        // frame cut short) is why records are missing and why the run exits 1: say where.
+        self.notes.pdu(pdu, Some(&name));
         self.input = name;
         r
     }
 
     fn note(&mut self, origin: &Origin, d: &Diagnostic, input: Option<&str>) -> io::Result<()> {
-        // A client closing with a fetch in flight, or a capture stopped mid-conversation, says
-        // nothing about records; a server closing on a request (a Produce among them, maybe)
-        // is a warning and is shown.
-        if d.code == crate::capture::UNANSWERED && d.severity == Severity::Info {
-            return Ok(());
-        }
-        if self.notes.len() >= MAX_NOTES {
-            self.notes_dropped += 1;
-            return Ok(());
-        }
-        let name = input.unwrap_or(&self.input);
-        let at = match (origin.frame, origin.stream_offset) {
-            (Some(f), _) => format!(" frame {f}"),
-            (None, Some(o)) => format!(":{o}"),
-            _ => String::new(),
-        };
-        let sev = d.severity.as_str();
-        self.notes
-            .push(format!("{name}{at}: {sev} [{}] {}", d.code, d.message));
+        self.notes.note(origin, d, input);
         Ok(())
     }
 
@@ -258,6 +239,7 @@ impl Split for RecordPrinter<Shared> {
 
     fn hand_over(&mut self, half: &mut RecordPrinter<Shared>) -> io::Result<()> {
         half.input.clone_from(&self.input);
+        half.notes.sync(&self.notes);
         self.w.pass_to(&mut half.w)
     }
 
@@ -267,6 +249,7 @@ impl Split for RecordPrinter<Shared> {
 
     fn take_back(&mut self, half: &mut RecordPrinter<Shared>) -> io::Result<()> {
         self.records += std::mem::take(&mut half.records);
+        self.notes.merge(&mut half.notes);
         Ok(())
     }
 }
