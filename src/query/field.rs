@@ -155,6 +155,9 @@ pub enum Field {
     Group,
     ProducerId,
     TransactionalId,
+    /// The codes of the PDU's diagnostics, every severity, in the order reported (tshark's
+    /// `_ws.expert`).
+    Diagnostic,
     /// A path into the decoded tree (`body.Topics[].Name`).
     Path(Path),
 }
@@ -189,6 +192,10 @@ pub const FIELDS: &[(&str, &str)] = &[
     ("group", "group ids (entity groupId)"),
     ("producer_id", "producer ids (entity producerId)"),
     ("transactional_id", "transactional ids (entity transactionalId)"),
+    (
+        "diagnostic",
+        "codes of the PDU's diagnostics, every severity (truncated, crc-mismatch, …)",
+    ),
 ];
 
 /// One step of a body path.
@@ -286,6 +293,7 @@ impl Field {
             "group" => Field::Group,
             "producer_id" => Field::ProducerId,
             "transactional_id" => Field::TransactionalId,
+            "diagnostic" | "diagnostics" => Field::Diagnostic,
             _ if name == "body"
                 || name == "header"
                 || name.starts_with("body.")
@@ -316,9 +324,11 @@ impl Field {
             Field::Api => FieldKind::Api,
             Field::Error | Field::ErrorCode => FieldKind::Error,
             Field::Direction => FieldKind::Direction,
-            Field::ClientId | Field::Topic | Field::Group | Field::TransactionalId => {
-                FieldKind::Text
-            }
+            Field::ClientId
+            | Field::Topic
+            | Field::Group
+            | Field::TransactionalId
+            | Field::Diagnostic => FieldKind::Text,
             Field::Src | Field::Dst => FieldKind::Addr,
             Field::Path(p) if p.last_name().is_some_and(|n| n.ends_with("ErrorCode")) => {
                 FieldKind::Error
@@ -395,6 +405,7 @@ impl Field {
             }
             Field::LatencyUs => one(pdu.latency_ns.map(|n| Value::Float(n as f64 / 1e3)), f),
             Field::Size => one(Some(Value::Int(pdu.size() as i64)), f),
+            Field::Diagnostic => pdu.tree.diags.iter().all(|d| f(Value::Label(d.code), 0)),
             Field::Path(p) => {
                 if pdu.tree.nodes.is_empty() {
                     return true;

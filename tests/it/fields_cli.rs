@@ -471,3 +471,69 @@ fn fields_and_filters_print_the_same_on_one_thread_and_two() {
         }
     }
 }
+
+/// `diagnostic` (the codes of a PDU's diagnostics, as tshark's `_ws.expert`) names the PDUs tshark
+/// calls malformed (its rows beside each capture: the librdkafka mock's ApiVersions v3 answers,
+/// whose bodies do not end where their length does, `trailing-bytes`) and the PDUs whose
+/// packets the capture cut (the pcap's record headers: `incl_len < orig_len`), and no other, on
+/// the mock captures where tshark decodes every version.
+#[test]
+fn diagnostic_names_the_pdus_tshark_and_the_capture_say_are_broken() {
+    for name in [
+        "mock-kcat-none",
+        "mock-kcat-gzip",
+        "mock-kcat-snappy",
+        "mock-kcat-zstd",
+        "mock-kcat-snaplen128",
+    ] {
+        let pcap = common::captures_dir().join(format!("{name}.pcap"));
+        let cut: Vec<bool> = common::pcap_records(&std::fs::read(&pcap).unwrap())
+            .iter()
+            .map(|&(_, incl, orig)| incl < orig)
+            .collect();
+        let tsv = std::fs::read_to_string(pcap.with_extension("summary.tsv")).unwrap();
+        let mut malformed = BTreeSet::new();
+        let mut broken = BTreeSet::new();
+        for l in tsv.lines().skip(1) {
+            let c: Vec<&str> = l.split('\t').collect();
+            let frame: u64 = c[0].parse().unwrap();
+            if c[11] == "yes" {
+                assert_eq!(
+                    c[12],
+                    "Dissected message does not end at the pdu length offset"
+                );
+                malformed.insert(frame);
+            }
+            if c[11] == "yes" || cut[frame as usize - 1] {
+                broken.insert(frame);
+            }
+        }
+        let frames = |filter: &str| -> BTreeSet<u64> {
+            let o = common::kinspect(&[
+                "decode",
+                "-e",
+                "frame",
+                "-Y",
+                filter,
+                pcap.to_str().unwrap(),
+            ]);
+            assert!(o.status.code().is_some_and(|c| c < 2), "{filter}: {o:?}");
+            common::stdout(&o)
+                .lines()
+                .map(|l| l.parse().unwrap())
+                .collect()
+        };
+        assert!(!malformed.is_empty(), "{name}");
+        assert_eq!(frames("diagnostic"), broken, "{name}");
+        assert_eq!(
+            frames(r#"diagnostic == "trailing-bytes""#),
+            malformed,
+            "{name}"
+        );
+        assert_eq!(
+            frames(r#"diagnostic and not diagnostic in {"trailing-bytes", "truncated"}"#),
+            BTreeSet::new(),
+            "{name}"
+        );
+    }
+}
