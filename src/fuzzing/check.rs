@@ -413,6 +413,23 @@ impl Conversation {
             s.finish().expect("writing to a Vec");
         }
         json_lines(self.check.get_mut(), "a timeline event");
+        // What `records` says on stderr: capped, each line at the input and a frame delivered.
+        let last = self.last;
+        let (notes, _) = self.records.notes.take();
+        assert!(
+            notes.len() <= output::notes::MAX_NOTES,
+            "{} notes",
+            notes.len()
+        );
+        for n in &notes {
+            let frame = n
+                .strip_prefix("fuzz frame ")
+                .and_then(|r| r.split(':').next()?.parse::<u64>().ok());
+            assert!(
+                n.starts_with("fuzz") && frame.is_none_or(|f| f <= last),
+                "a records note past frame {last}, or of no input: {n}"
+            );
+        }
         let stats = output::stats::to_json("fuzz", &self.stats);
         let text = stats.to_string();
         if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
