@@ -188,6 +188,26 @@ pub fn pcap_records(pcap: &[u8]) -> Vec<(usize, usize, usize)> {
     records
 }
 
+/// tshark's rows for the capture at `pcap` (`NAME.summary.tsv` beside it, header skipped), each
+/// split at its tabs: frame, direction, api_key, api_name, api_version, correlation_id,
+/// tcp_stream, src, dst, kafka_len, request_frame, malformed, expert.
+pub fn tshark_summary(pcap: &Path) -> Vec<Vec<String>> {
+    let tsv = std::fs::read_to_string(pcap.with_extension("summary.tsv")).unwrap();
+    tsv.lines()
+        .skip(1)
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect()
+}
+
+/// For each packet of the pcap at `path` (frame 1 first): whether the capture cut it (a record
+/// shorter than its packet, `incl_len < orig_len`: the snap length).
+pub fn cut_packets(path: &Path) -> Vec<bool> {
+    pcap_records(&std::fs::read(path).unwrap())
+        .iter()
+        .map(|&(_, incl, orig)| incl < orig)
+        .collect()
+}
+
 /// Asserts that the committed fixture at `path` holds exactly `want`, the bytes its generator in
 /// the test makes (`BLESS=1` writes them there first).
 pub fn generated_fixture(path: &std::path::Path, want: &[u8]) {

@@ -487,15 +487,10 @@ fn diagnostic_names_the_pdus_tshark_and_the_capture_say_are_broken() {
         "mock-kcat-snaplen128",
     ] {
         let pcap = common::captures_dir().join(format!("{name}.pcap"));
-        let cut: Vec<bool> = common::pcap_records(&std::fs::read(&pcap).unwrap())
-            .iter()
-            .map(|&(_, incl, orig)| incl < orig)
-            .collect();
-        let tsv = std::fs::read_to_string(pcap.with_extension("summary.tsv")).unwrap();
+        let cut = common::cut_packets(&pcap);
         let mut malformed = BTreeSet::new();
         let mut broken = BTreeSet::new();
-        for l in tsv.lines().skip(1) {
-            let c: Vec<&str> = l.split('\t').collect();
+        for c in common::tshark_summary(&pcap) {
             let frame: u64 = c[0].parse().unwrap();
             if c[11] == "yes" {
                 assert_eq!(

@@ -22,13 +22,8 @@ fn files(dir: &Path) -> Vec<Vec<u8>> {
 fn corpus_cuts_one_seed_per_pdu_and_stream_as_tshark_counts_them() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let cap = root.join("captures/mock-kcat-gzip.pcap");
-    let tsv = std::fs::read_to_string(root.join("captures/mock-kcat-gzip.summary.tsv")).unwrap();
-    let rows: Vec<Vec<&str>> = tsv
-        .lines()
-        .skip(1)
-        .map(|l| l.split('\t').collect())
-        .collect();
-    let streams: BTreeSet<&str> = rows.iter().map(|r| r[6]).collect();
+    let rows = crate::common::tshark_summary(&cap);
+    let streams: BTreeSet<&str> = rows.iter().map(|r| &*r[6]).collect();
     let out = std::env::temp_dir().join(format!("kinspect-corpus-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let st = Command::new(env!("CARGO_BIN_EXE_kinspect"))
@@ -46,7 +41,8 @@ fn corpus_cuts_one_seed_per_pdu_and_stream_as_tshark_counts_them() {
     let decode = files(&out.join("decode"));
     // Byte-identical frames share a name, so tshark's PDUs bound the count from above, and PDUs
     // that differ in API, direction or correlation id (bytes of the frame) from below.
-    let distinct: BTreeSet<(&str, &str, &str)> = rows.iter().map(|r| (r[1], r[2], r[5])).collect();
+    let distinct: BTreeSet<(&str, &str, &str)> =
+        rows.iter().map(|r| (&*r[1], &*r[2], &*r[5])).collect();
     assert!(
         decode.len() <= rows.len() && decode.len() >= distinct.len(),
         "{} decode seeds for {} PDUs ({} distinct)",

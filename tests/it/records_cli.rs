@@ -413,27 +413,19 @@ fn display_filters_choose_the_pdus_records_come_from() {
 #[test]
 fn records_say_which_pdus_holding_records_did_not_decode() {
     let src = common::captures_dir().join("mock-kcat-snaplen128.pcap");
-    let cut: Vec<bool> = common::pcap_records(&std::fs::read(&src).unwrap())
-        .iter()
-        .map(|&(_, incl, orig)| incl < orig)
-        .collect();
-    let tsv = std::fs::read_to_string(src.with_extension("summary.tsv")).unwrap();
-    let rows: Vec<Vec<&str>> = tsv
-        .lines()
-        .skip(1)
-        .map(|l| l.split('\t').collect())
-        .collect();
+    let cut = common::cut_packets(&src);
+    let rows = common::tshark_summary(&src);
     // (stream, correlation id) of each request: its API and version.
     let requests: BTreeMap<(&str, &str), (&str, &str)> = rows
         .iter()
         .filter(|r| r[1] == "request")
-        .map(|r| ((r[6], r[5]), (r[3], r[4])))
+        .map(|r| ((&*r[6], &*r[5]), (&*r[3], &*r[4])))
         .collect();
     let mut want = BTreeMap::new();
     let mut whole = 0;
     for r in &rows {
         let frame: usize = r[0].parse().unwrap();
-        let holds = match (r[1], requests.get(&(r[6], r[5]))) {
+        let holds = match (&*r[1], requests.get(&(&*r[6], &*r[5]))) {
             ("request", Some(&(api, v))) if api == "Produce" => Some(format!("{api} v{v} request")),
             ("response", Some(&(api, v))) if api == "Fetch" => Some(format!("{api} v{v} response")),
             _ => None,
