@@ -224,6 +224,13 @@ pub fn run(args: &Args, g: &Global) -> u8 {
         }
         None => super::stdout_file().filter(|_| !tty),
     };
+    // Rows of fields have no place for diagnostics unless asked for: say where to look when
+    // the run exits 1 for them.
+    let silent_errors = fields.as_ref().is_some_and(|f| {
+        !f.fields
+            .iter()
+            .any(|(_, f)| *f == kinspect::query::Field::Diagnostic)
+    });
     let outcome = match (out, fields) {
         (Some(file), Some(f)) => match FieldsPrinter::new(Shared::new(file), f) {
             Ok(mut p) => {
@@ -249,6 +256,15 @@ pub fn run(args: &Args, g: &Global) -> u8 {
             compiled.run(inputs, &opts, args.print.printer(w, g, tty))
         }
     };
+    if silent_errors && outcome.errors && !outcome.closed && outcome.output_error.is_none() {
+        if let Some(b) = &bar {
+            b.clear();
+        }
+        errln!(
+            "kinspect decode: PDUs shown carry error diagnostics (hence exit 1): -e diagnostic \
+             names them in each row, -Y diagnostic shows only them"
+        );
+    }
     finish(bar, outcome)
 }
 

@@ -531,4 +531,22 @@ fn diagnostic_names_the_pdus_tshark_and_the_capture_say_are_broken() {
             "{name}"
         );
     }
+    // Rows without the column say on stderr why the run exits 1; with it, or with nothing
+    // broken shown, nothing is said.
+    let pcap = common::captures_dir().join("mock-kcat-none.pcap");
+    let run = |args: &[&str]| {
+        let mut a = vec!["decode", "-e", "frame"];
+        a.extend_from_slice(args);
+        a.push(pcap.to_str().unwrap());
+        let o = common::kinspect(&a);
+        (
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+            o.status.code(),
+        )
+    };
+    let hint = "kinspect decode: PDUs shown carry error diagnostics (hence exit 1): -e diagnostic \
+                names them in each row, -Y diagnostic shows only them\n";
+    assert_eq!(run(&[]), (hint.to_string(), Some(1)));
+    assert_eq!(run(&["-e", "diagnostic"]), (String::new(), Some(1)));
+    assert_eq!(run(&["-Y", "api == Produce"]), (String::new(), Some(0)));
 }
