@@ -174,6 +174,10 @@ pub const MAX_CHECK_PRODUCER_PARTITIONS: usize = 262_144;
 /// each).
 pub const MAX_CHECK_FINDINGS_PER_PDU: usize = 1024;
 
+/// Most lines `records` and the Parquet tables keep to say on stderr (capture notes, log
+/// findings, PDUs that did not decode); the rest are counted (`output::notes`).
+pub const MAX_NOTES: usize = 1000;
+
 /// Most producer ids (epochs, transactions) the checker keeps.
 pub const MAX_CHECK_PRODUCERS: usize = 65_536;
 

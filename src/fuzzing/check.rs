@@ -417,7 +417,7 @@ impl Conversation {
         let last = self.last;
         let (notes, _) = self.records.notes.take();
         assert!(
-            notes.len() <= output::notes::MAX_NOTES,
+            notes.len() <= crate::limits::MAX_NOTES,
             "{} notes",
             notes.len()
         );

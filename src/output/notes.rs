@@ -4,10 +4,9 @@
 //! leave the user guessing.
 
 use crate::diag::{Diagnostic, Severity};
+use crate::limits::MAX_NOTES;
 use crate::pdu::{Origin, Pdu};
-
-/// Lines kept; the rest are counted.
-pub const MAX_NOTES: usize = 1000;
+use std::fmt::Write as _;
 
 /// Notes met while reading, as `INPUT frame N: severity [code] what` lines (`INPUT:OFFSET: …`
 /// in a file), each with where it was met (input, then frame or offset) so that the lines of
@@ -66,7 +65,7 @@ impl Notes {
         if d.code == crate::capture::UNANSWERED && d.severity == Severity::Info {
             return;
         }
-        self.keep(origin, d, input, &d.message);
+        self.keep(origin, d, input, |l| l.push_str(&d.message));
     }
 
     /// A PDU: its first error diagnostic, where it is, and how many more it has.
@@ -84,51 +83,53 @@ impl Notes {
             return;
         }
         let more = errors.count();
-        let mut what = String::new();
-        if let (Some(api), Some(dir)) = (pdu.api_name, pdu.direction) {
-            what.push_str(api);
-            if let Some(v) = pdu.api_version {
-                what.push_str(&format!(" v{v}"));
-            }
-            what.push(' ');
-            what.push_str(dir.as_str());
-        }
-        if !first.path.is_empty() {
-            if !what.is_empty() {
+        self.keep(&pdu.origin, first, input, |what| {
+            if let (Some(api), Some(dir)) = (pdu.api_name, pdu.direction) {
+                what.push_str(api);
+                if let Some(v) = pdu.api_version {
+                    let _ = write!(what, " v{v}");
+                }
                 what.push(' ');
+                what.push_str(dir.as_str());
+                what.push_str(if first.path.is_empty() { ": " } else { " " });
             }
-            what.push_str("at ");
-            what.push_str(&first.path);
-        }
-        if !what.is_empty() {
-            what.push_str(": ");
-        }
-        what.push_str(&first.message);
-        if more > 0 {
-            let s = if more == 1 { "" } else { "s" };
-            what.push_str(&format!(" (and {more} more error{s})"));
-        }
-        self.keep(&pdu.origin, first, input, &what);
+            if !first.path.is_empty() {
+                let _ = write!(what, "at {}: ", first.path);
+            }
+            what.push_str(&first.message);
+            if more > 0 {
+                let s = if more == 1 { "" } else { "s" };
+                let _ = write!(what, " (and {more} more error{s})");
+            }
+        });
     }
 
-    fn keep(&mut self, origin: &Origin, d: &Diagnostic, input: Option<&str>, what: &str) {
+    /// Keeps `INPUT frame N: severity [code] what`, unless [`MAX_NOTES`] are kept already (then
+    /// counts it, and `what` is never written).
+    fn keep(
+        &mut self,
+        origin: &Origin,
+        d: &Diagnostic,
+        input: Option<&str>,
+        what: impl FnOnce(&mut String),
+    ) {
         if self.kept.len() >= MAX_NOTES {
             self.dropped += 1;
             return;
         }
-        let name = input.unwrap_or(&self.input);
-        let at = match (origin.frame, origin.stream_offset) {
-            (Some(f), _) => format!(" frame {f}"),
-            (None, Some(o)) => format!(":{o}"),
-            _ => String::new(),
+        let mut line = String::from(input.unwrap_or(&self.input));
+        let _ = match (origin.frame, origin.stream_offset) {
+            (Some(f), _) => write!(line, " frame {f}"),
+            (None, Some(o)) => write!(line, ":{o}"),
+            _ => Ok(()),
         };
+        let _ = write!(line, ": {} [{}] ", d.severity.as_str(), d.code);
+        what(&mut line);
         let key = (
             self.input_seq,
             origin.frame.or(origin.stream_offset).unwrap_or(0),
         );
-        let sev = d.severity.as_str();
-        self.kept
-            .push((key, format!("{name}{at}: {sev} [{}] {what}", d.code)));
+        self.kept.push((key, line));
     }
 
     /// Takes in what a half kept.
