@@ -180,6 +180,38 @@ mod tests {
         assert!(!has(0, 13, Response) && !has(1, 18, Request) && !has(3, 12, Request));
     }
 
+    /// A user's overlay may define a common struct that holds itself: the walk stops at
+    /// `limits::MAX_DEPTH` instead of overflowing the stack, and still finds a `records` field
+    /// beside the loop.
+    #[test]
+    fn a_struct_that_holds_itself_is_walked_to_the_depth_limit() {
+        use crate::schema::model::{Field, FieldType, MessageSpec, Pos, StructSpec};
+        use crate::schema::versions::Versions;
+        let field = |name: &str, ty: FieldType| Field {
+            name: name.into(),
+            ty,
+            versions: Versions::ALL,
+            ..Field::default()
+        };
+        let looped = field("Next", FieldType::Struct("Loop".into()));
+        let mut spec = MessageSpec {
+            fields: vec![looped.clone()],
+            common_structs: vec![StructSpec {
+                name: "Loop".into(),
+                versions: Versions::ALL,
+                fields: vec![looped],
+                pos: Pos::default(),
+                deprecated_versions: Versions::NONE,
+                props: Vec::new(),
+            }],
+            ..MessageSpec::default()
+        };
+        assert!(!spec.has_prim(Prim::Records, 0));
+        spec.fields
+            .push(field("Records", FieldType::Prim(Prim::Records)));
+        assert!(spec.has_prim(Prim::Records, 0));
+    }
+
     /// Lines come out in input and frame order whichever thread kept them, and the cap holds.
     #[test]
     fn merged_in_order_and_capped() {
